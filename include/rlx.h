@@ -1,0 +1,196 @@
+/*
+ * rlx.h — the whole public API of librlx.
+ *
+ * rlx runs PyTorch programs exported with `python3 -m rlx.export` (a
+ * directory holding torch-ir.json, weights.safetensors and, for checking,
+ * reference.safetensors) from C, with no Python at run time.
+ *
+ * Lifecycle (each stage cheap to repeat):
+ *
+ *   rlx_model_load      import + lower + verify an export directory
+ *   rlx_model_compile   passes (fold, dead code), kernel choice  -> rlx_compiled
+ *   rlx_session_create  one thread's mutable state; plans memory for the
+ *                       recorded input shapes
+ *   rlx_session_bind_input / rlx_session_bind_output   typed views by name
+ *   rlx_session_run     executes; allocates nothing
+ *   rlx_session_output  reads an output (a view into the session's arena)
+ *   *_destroy           destroy(NULL) is a no-op
+ *
+ * Errors: every fallible call returns rlx_status; results come back through
+ * trailing *_out pointers written only on success. rlx_last_error() gives a
+ * message for the last failed call on the calling thread that names the
+ * culprit (FX node name, aten op, tensor, file offset).
+ *
+ * Threads: an rlx_model and an rlx_compiled are immutable after creation and
+ * may be shared by threads; an rlx_session belongs to one thread at a time.
+ */
+#ifndef RLX_H
+#define RLX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RLX_VERSION_MAJOR 0
+#define RLX_VERSION_MINOR 1
+#define RLX_VERSION_PATCH 0
+
+/* Highest tensor rank rlx handles. */
+#define RLX_MAX_RANK 8
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum rlx_status {
+  RLX_OK = 0,
+  RLX_ERR_INVALID_ARGUMENT, /* a caller passed a bad argument */
+  RLX_ERR_IO,               /* a file could not be opened, read or mapped */
+  RLX_ERR_FORMAT,           /* a file is malformed (JSON, safetensors, npy) */
+  RLX_ERR_UNSUPPORTED,      /* an op, dtype or feature rlx does not handle */
+  RLX_ERR_SHAPE,            /* a shape or dtype does not match */
+  RLX_ERR_NOT_FOUND,        /* a named input, output or weight is missing */
+  RLX_ERR_OUT_OF_MEMORY,
+  RLX_ERR_RUNTIME,          /* a kernel refused its data (e.g. index out of range) */
+  RLX_ERR_INTERNAL,         /* a bug in rlx */
+  RLX_STATUS_COUNT
+} rlx_status;
+
+/* Static string naming a status ("ok", "format error", ...). */
+const char *rlx_status_string(rlx_status s);
+
+/* Message for the last failed call on this thread; "" if none. The pointer
+ * stays valid until the next rlx call on this thread. */
+const char *rlx_last_error(void);
+
+/* ---- dtypes ------------------------------------------------------------ */
+
+/* The one list of element types: X(ENUM, token, size in bytes).
+ * The token is the one torch-ir.json uses. */
+#define RLX_DTYPE_LIST(X) \
+  X(F32, "f32", 4)        \
+  X(F16, "f16", 2)        \
+  X(BF16, "bf16", 2)      \
+  X(F64, "f64", 8)        \
+  X(I64, "i64", 8)        \
+  X(I32, "i32", 4)        \
+  X(I16, "i16", 2)        \
+  X(I8, "i8", 1)          \
+  X(U8, "u8", 1)          \
+  X(BOOL, "bool", 1)
+
+typedef enum rlx_dtype {
+#define RLX_X_(e, tok, size) RLX_DTYPE_##e,
+  RLX_DTYPE_LIST(RLX_X_)
+#undef RLX_X_
+  RLX_DTYPE_COUNT
+} rlx_dtype;
+
+/* "f32", ... or "?" for an invalid value. */
+const char *rlx_dtype_name(rlx_dtype t);
+/* Bytes per element; 0 for an invalid value. */
+size_t rlx_dtype_size(rlx_dtype t);
+
+/* ---- plain values ------------------------------------------------------ */
+
+/* A dense, row-major (contiguous) tensor in caller- or rlx-owned memory. */
+typedef struct rlx_tensor_view {
+  void *data;
+  rlx_dtype dtype;
+  int32_t rank;
+  int64_t dims[RLX_MAX_RANK];
+} rlx_tensor_view;
+
+/* Elements in a view (product of dims; 1 for rank 0). */
+int64_t rlx_view_numel(const rlx_tensor_view *v);
+
+/* Description of a model input or output. `name` lives as long as the model. */
+typedef struct rlx_io_info {
+  const char *name;
+  rlx_dtype dtype;
+  int32_t rank;
+  int64_t dims[RLX_MAX_RANK];
+} rlx_io_info;
+
+/* ---- model ------------------------------------------------------------- */
+
+typedef struct rlx_model rlx_model;
+
+typedef struct rlx_load_options {
+  size_t size; /* sizeof(rlx_load_options); lets the struct grow */
+  int verbose; /* nonzero: progress on stderr */
+} rlx_load_options;
+
+/* Loads an export directory (torch-ir.json + weights.safetensors): parses and
+ * validates both files, lowers every aten node onto rlx ops, infers shapes and
+ * dtypes and checks them against the recorded ones, and verifies the graph.
+ * `opts` may be NULL. Unsupported ops are all reported in one error.
+ * Errors: RLX_ERR_IO, RLX_ERR_FORMAT, RLX_ERR_UNSUPPORTED, RLX_ERR_SHAPE,
+ * RLX_ERR_NOT_FOUND (missing weight), RLX_ERR_OUT_OF_MEMORY. */
+rlx_status rlx_model_load(const char *dir, const rlx_load_options *opts, rlx_model **model_out);
+void rlx_model_destroy(rlx_model *model);
+
+int rlx_model_input_count(const rlx_model *model);
+int rlx_model_output_count(const rlx_model *model);
+/* Fills *info_out for input/output `index`; RLX_ERR_INVALID_ARGUMENT if out of range. */
+rlx_status rlx_model_input_info(const rlx_model *model, int index, rlx_io_info *info_out);
+rlx_status rlx_model_output_info(const rlx_model *model, int index, rlx_io_info *info_out);
+
+/* ---- compile ----------------------------------------------------------- */
+
+typedef struct rlx_compiled rlx_compiled;
+
+typedef enum rlx_device { RLX_DEVICE_CPU = 0, RLX_DEVICE_CUDA = 1 } rlx_device;
+
+typedef struct rlx_compile_options {
+  size_t size;            /* sizeof(rlx_compile_options) */
+  rlx_device device;      /* RLX_DEVICE_CPU */
+  int threads;            /* 0: one per core */
+  int reference_kernels;  /* nonzero: plain reference kernels only */
+  int no_passes;          /* nonzero: skip folding and other graph passes */
+} rlx_compile_options;
+
+/* Fills *opts with the defaults (size set, CPU, all cores, passes on). */
+void rlx_compile_options_init(rlx_compile_options *opts);
+
+/* Compiles a copy of the model's graph. The model must outlive the result
+ * (weights stay mapped from its files). `opts` may be NULL. */
+rlx_status rlx_model_compile(const rlx_model *model, const rlx_compile_options *opts,
+                             rlx_compiled **compiled_out);
+void rlx_compiled_destroy(rlx_compiled *compiled);
+
+/* ---- session ----------------------------------------------------------- */
+
+typedef struct rlx_session rlx_session;
+
+/* Creates a session and plans its memory for the model's recorded input
+ * shapes. The compiled model must outlive the session. */
+rlx_status rlx_session_create(const rlx_compiled *compiled, rlx_session **session_out);
+void rlx_session_destroy(rlx_session *session);
+
+/* Binds input `name` to caller memory, read (not copied) during each run.
+ * The view's dtype and shape must equal the input's. The memory must stay
+ * valid until it is rebound or the session is destroyed. */
+rlx_status rlx_session_bind_input(rlx_session *session, const char *name,
+                                  const rlx_tensor_view *view);
+
+/* Binds output `name` ("0", "1", ... or the graph value name) to caller
+ * memory; each run copies the output there. Optional: see rlx_session_output. */
+rlx_status rlx_session_bind_output(rlx_session *session, const char *name,
+                                   const rlx_tensor_view *view);
+
+/* Runs the graph. Every input must be bound. Allocates nothing.
+ * Errors: RLX_ERR_INVALID_ARGUMENT (unbound input), RLX_ERR_RUNTIME (a
+ * kernel rejected its data; the message names the node). */
+rlx_status rlx_session_run(rlx_session *session);
+
+/* Output `index` of the last run as a view into session memory, valid until
+ * the next run or the session's destruction. */
+rlx_status rlx_session_output(const rlx_session *session, int index, rlx_tensor_view *view_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RLX_H */

@@ -1,0 +1,177 @@
+"""Decomposition tables and the rlx support check.
+
+This module owns which ATen ops survive ``run_decompositions`` in each mode
+(aten, high, core, plus ops forced to decompose), and the pieces of the
+auto-decompose loop that talk to the rlx binary: finding it, running
+``rlx inspect OUT --check``, and reading the ops it reports as unsupported.
+The loop itself is in ``export.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterable
+
+import torch
+
+from ._ir import ExportError
+
+DECOMPOSITIONS = ("aten", "high", "core")
+
+# Ops kept whole under "high" (every overload of each that torch has).
+PRESERVED_OPS = (
+    "scaled_dot_product_attention", "layer_norm", "native_layer_norm", "group_norm",
+    "native_group_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training", "rms_norm", "convolution", "conv1d", "conv2d",
+    "linear", "gelu", "silu", "_softmax", "softmax", "_log_softmax", "log_softmax", "embedding",
+)
+
+CHECK_TIMEOUT_S = 600
+
+
+# --------------------------------------------------------------------------
+# Decomposition tables
+
+
+def _overloads(packet) -> list:
+    return [getattr(packet, o) for o in packet.overloads()]
+
+
+def resolve_op(name: str) -> list:
+    """OpOverloads for ``aten.roll.default`` (one) or ``aten.roll`` (all overloads)."""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] != "aten":
+        return []
+    packet = getattr(torch.ops.aten, parts[1], None)
+    if packet is None or not hasattr(packet, "overloads"):
+        return []
+    if len(parts) == 2:
+        return _overloads(packet)
+    ov = getattr(packet, ".".join(parts[2:]), None) if len(parts) == 3 else None
+    return [ov] if isinstance(ov, torch._ops.OpOverload) else []
+
+
+@functools.lru_cache(maxsize=1)
+def _decomp_sources() -> tuple[dict, ...]:
+    """Where torch's decompositions live (read only)."""
+    import torch._decomp as D
+    return (D.decomposition_table, dict(D.core_aten_decompositions().items()))
+
+
+def decomposable(name: str) -> list:
+    """The overloads named by ``name`` that torch has a decomposition for."""
+    srcs = _decomp_sources()
+    return [op for op in resolve_op(name) if any(op in s for s in srcs)]
+
+
+def _decomp_fn(op):
+    for s in _decomp_sources():
+        if op in s:
+            return s[op]
+    raise ExportError(f"torch has no decomposition for {op}")
+
+
+def force_ops(names: Iterable) -> list:
+    ops = []
+    for n in names:
+        if isinstance(n, torch._ops.OpOverload):
+            ops.append(n)
+            continue
+        found = decomposable(str(n))
+        if not found:
+            raise ExportError(f"cannot force-decompose '{n}': torch has no decomposition for it")
+        ops.extend(found)
+    return ops
+
+
+def decomposition_table(mode: str, force: Iterable = ()) -> dict | None:
+    """The table for ``run_decompositions``; None means "do not decompose"
+    (aten) or "full Core ATen" (core), see ``decompose``."""
+    forced = force_ops(force)
+    if mode == "aten":
+        return {op: _decomp_fn(op) for op in forced} if forced else None
+    if mode == "core":
+        if not forced:
+            return None
+        table = torch.export.default_decompositions()
+    elif mode == "high":
+        table = torch.export.default_decompositions()
+        for name in PRESERVED_OPS:
+            packet = getattr(torch.ops.aten, name, None)
+            if packet is None:
+                continue
+            for op in _overloads(packet):
+                if op in table:
+                    table.pop(op)
+    else:
+        raise ExportError(f"unknown decomposition '{mode}' "
+                          f"(choose from {', '.join(DECOMPOSITIONS)})")
+    for op in forced:
+        table[op] = _decomp_fn(op)
+    return table
+
+
+def decompose(ep, mode: str, force: Iterable = ()):
+    table = decomposition_table(mode, force)
+    if mode == "aten" and table is None:
+        return ep
+    if mode == "core" and table is None:
+        return ep.run_decompositions()
+    return ep.run_decompositions(table)
+
+
+# --------------------------------------------------------------------------
+# rlx binary check
+
+
+def find_rlx_binary() -> str | None:
+    env = os.environ.get("RLX_BIN")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise ExportError(f"RLX_BIN={env} is not an executable file")
+        return env
+    local = Path(__file__).resolve().parent.parent.parent / "build" / "rlx"
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    return shutil.which("rlx")
+
+
+# the list after the marker runs to the end of its paragraph (a blank line) or of the text
+_UNSUPPORTED_RE = re.compile(r"does not yet support(.*?)(?:\n[ \t]*\n|\Z)", re.S)
+_ATEN_RE = re.compile(r"aten\.[A-Za-z0-9_.]+")
+
+
+def parse_unsupported(text: str) -> list[str]:
+    """ATen op names listed after "does not yet support" in rlx's output."""
+    names: list[str] = []
+    for m in _UNSUPPORTED_RE.finditer(text):
+        for name in _ATEN_RE.findall(m.group(1)):
+            name = name.rstrip(".")
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def decompose_candidates(names: Iterable[str]) -> list[str]:
+    """The reported names torch can decompose, as overload names, sorted."""
+    out = set()
+    for n in names:
+        out.update(str(op) for op in decomposable(n))
+    return sorted(out)
+
+
+def run_check(rlx_bin: str, out_dir: Path) -> tuple[int, str]:
+    """(exit code, stdout + stderr) of ``rlx inspect OUT --check``."""
+    try:
+        p = subprocess.run([rlx_bin, "inspect", str(out_dir), "--check"], capture_output=True,
+                           encoding="utf-8", errors="replace", timeout=CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return 124, f"rlx inspect --check timed out after {CHECK_TIMEOUT_S} s"
+    except OSError as e:
+        raise ExportError(f"cannot run {rlx_bin}: {e}") from None
+    return p.returncode, (p.stdout + ("\n" if p.stdout and p.stderr else "") + p.stderr).strip()

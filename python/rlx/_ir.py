@@ -1,0 +1,431 @@
+"""FX graph -> torch-ir.json (format "rlx-torch-ir", version 1).
+
+This module owns the translation of an ``ExportedProgram`` into the JSON
+dictionary that the C importer reads, and the graph-level facts the exporter
+needs besides the JSON: which placeholders are user inputs and which are
+weights (and where their tensors live), the flat argument list in placeholder
+order (for replaying the graph), and the graph's flattened outputs.
+
+It does no file I/O and never calls ``torch.export``; see ``export.py``.
+The JSON schema is described in ``/DESIGN.md`` ("The formats").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+from torch.utils import _pytree as pytree
+
+FORMAT = "rlx-torch-ir"
+VERSION = 1
+
+# torch dtype -> rlx dtype token.  Anything else is rejected.
+DTYPE_TOKENS: dict[torch.dtype, str] = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.int64: "i64",
+    torch.int32: "i32",
+    torch.int16: "i16",
+    torch.int8: "i8",
+    torch.uint8: "u8",
+    torch.bool: "bool",
+}
+
+# Non-OpOverload callables that appear in dynamic-shape graphs (arithmetic on
+# SymInts).  Written with a stable name instead of "<built-in function add>".
+_SYM_OP_NAMES: dict[Any, str] = {
+    operator.add: "sym_add",
+    operator.sub: "sym_sub",
+    operator.mul: "sym_mul",
+    operator.floordiv: "sym_floordiv",
+    operator.truediv: "sym_truediv",
+    operator.mod: "sym_mod",
+    operator.pow: "sym_pow",
+    operator.neg: "sym_neg",
+    operator.eq: "sym_eq",
+    operator.ne: "sym_ne",
+    operator.lt: "sym_lt",
+    operator.le: "sym_le",
+    operator.gt: "sym_gt",
+    operator.ge: "sym_ge",
+    operator.and_: "sym_and",
+    operator.or_: "sym_or",
+    operator.not_: "sym_not",
+    math.ceil: "sym_ceil",
+    math.floor: "sym_floor",
+    math.trunc: "sym_trunc",
+}
+for _n in ("sym_max", "sym_min", "sym_not", "sym_float", "sym_int", "sym_ite", "sym_sqrt",
+           "sym_sum"):
+    if hasattr(torch, _n):
+        _SYM_OP_NAMES[getattr(torch, _n)] = _n
+
+
+class ExportError(Exception):
+    """A problem with the model or its export; reported to the user as is."""
+
+
+def dtype_token(dtype: torch.dtype, what: str) -> str:
+    """The rlx token for ``dtype``; ``what`` names the tensor in the error."""
+    tok = DTYPE_TOKENS.get(dtype)
+    if tok is None:
+        raise ExportError(
+            f"{what}: dtype {dtype} is not supported by rlx "
+            f"(supported: {', '.join(str(d).replace('torch.', '') for d in DTYPE_TOKENS)})")
+    return tok
+
+
+def _is_symbolic(x: Any) -> bool:
+    return isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def concrete(x: Any) -> Any:
+    """The example value (hint) of a SymInt/SymFloat/SymBool; plain values unchanged."""
+    if not _is_symbolic(x):
+        return x
+    node = x.node
+    hint = getattr(node, "hint", None)
+    if hint is None:
+        shape_env = getattr(node, "shape_env", None)
+        if shape_env is not None:
+            hint = shape_env.size_hint(node.expr)
+    if hint is None:
+        raise ExportError(f"cannot resolve symbolic value {x} to an example value")
+    if isinstance(x, torch.SymInt):
+        return int(hint)
+    if isinstance(x, torch.SymFloat):
+        return float(hint)
+    return bool(hint)
+
+
+def op_name(target: Any) -> str:
+    """The ``op`` string for a call_function target."""
+    if target is operator.getitem:
+        return "_getitem"
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)):
+        return str(target)
+    name = _SYM_OP_NAMES.get(target)
+    if name is not None:
+        return name
+    return str(target)
+
+
+def _float_value(x: float) -> Any:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def encode_arg(a: Any) -> dict:
+    """One argument in the tagged encoding of torch-ir.json."""
+    if isinstance(a, torch.fx.Node):
+        val = a.meta.get("val")
+        if _is_symbolic(val) or isinstance(val, (bool, int, float)):
+            return {"sym": a.name}
+        return {"ref": a.name}
+    if a is None:
+        return {"none": True}
+    if isinstance(a, bool):  # before int: bool is a subclass of int
+        return {"bool": a}
+    if isinstance(a, int):
+        return {"int": a}
+    if isinstance(a, float):
+        return {"float": _float_value(a)}
+    if isinstance(a, str):
+        return {"str": a}
+    if isinstance(a, torch.dtype):
+        return {"dtype": dtype_token(a, "dtype argument")}
+    if isinstance(a, (list, tuple)):
+        return {"list": [encode_arg(x) for x in a]}
+    # torch.device, torch.layout, torch.memory_format, SymInt not bound to a
+    # node, and anything unforeseen: its string form.
+    return {"str": str(a)}
+
+
+def _scalar_arg(v: Any) -> dict:
+    """A Python or symbolic scalar (an ``out`` or a constant) as a tagged arg."""
+    return encode_arg(concrete(v))
+
+
+def _shape(t: torch.Tensor) -> list[int]:
+    return [concrete(d) for d in t.shape]
+
+
+def tensor_out(t: torch.Tensor, what: str) -> dict:
+    return {"shape": _shape(t), "dtype": dtype_token(t.dtype, what)}
+
+
+def encode_out(val: Any, what: str) -> Any:
+    """``out`` of a node from its ``meta["val"]``."""
+    if val is None:
+        return None
+    if isinstance(val, torch.Tensor):
+        return tensor_out(val, what)
+    if isinstance(val, (list, tuple)):
+        return [encode_out(v, f"{what}[{i}]") for i, v in enumerate(val)]
+    if _is_symbolic(val) or isinstance(val, (bool, int, float)):
+        return {"scalar": _scalar_arg(val)}
+    return None
+
+
+# --------------------------------------------------------------------------
+# Placeholders and weights
+
+
+@dataclass
+class Weight:
+    id: str          # FX placeholder (or get_attr node) name
+    key: str         # state_dict FQN; the safetensors key
+    kind: str        # param | buffer | const
+    tensor: torch.Tensor
+
+
+@dataclass
+class GraphIO:
+    """What the placeholders of an ExportedProgram are."""
+    user_inputs: list[torch.fx.Node] = field(default_factory=list)  # in placeholder order
+    weights: list[Weight] = field(default_factory=list)
+    # placeholder name -> ("user", index into the flat user inputs) or ("weight", Weight)
+    by_name: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+
+def _lookup_tensor(ep, key: str, what: str) -> torch.Tensor:
+    if key in ep.state_dict:
+        t = ep.state_dict[key]
+    elif key in ep.constants:
+        t = ep.constants[key]
+    else:
+        raise ExportError(f"{what}: tensor '{key}' is neither in the state_dict nor in the "
+                          "exported program's constants")
+    if not isinstance(t, torch.Tensor):
+        raise ExportError(f"{what}: '{key}' is a {type(t).__name__}, not a tensor")
+    return t
+
+
+def _get_attr(root: torch.nn.Module, target: str) -> Any:
+    obj: Any = root
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def classify_placeholders(ep) -> GraphIO:
+    sig = ep.graph_signature
+    params = dict(sig.inputs_to_parameters)
+    buffers = dict(sig.inputs_to_buffers)
+    consts = dict(sig.inputs_to_lifted_tensor_constants)
+    custom = dict(getattr(sig, "inputs_to_lifted_custom_objs", {}) or {})
+    io = GraphIO()
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            name = node.name
+            if name in custom:
+                raise ExportError(
+                    f"input '{name}' is a lifted custom object ({custom[name]}); "
+                    "rlx supports only tensor weights")
+            kind, key = None, None
+            if name in params:
+                kind, key = "param", params[name]
+            elif name in buffers:
+                kind, key = "buffer", buffers[name]
+            elif name in consts:
+                kind, key = "const", consts[name]
+            if kind is not None:
+                w = Weight(name, key, kind, _lookup_tensor(ep, key, f"weight '{name}'"))
+                io.weights.append(w)
+                io.by_name[name] = ("weight", w)
+            else:
+                io.by_name[name] = ("user", len(io.user_inputs))
+                io.user_inputs.append(node)
+        elif node.op == "get_attr":
+            obj = _get_attr(ep.graph_module, node.target)
+            if isinstance(obj, torch.nn.Module):
+                raise ExportError(
+                    f"node '{node.name}' refers to the subgraph '{node.target}': control flow "
+                    "(torch.cond, while_loop, map) is not supported by rlx")
+            if not isinstance(obj, torch.Tensor):
+                raise ExportError(f"node '{node.name}' reads attribute '{node.target}' of type "
+                                  f"{type(obj).__name__}; rlx supports only tensor constants")
+            w = Weight(node.name, str(node.target), "const", obj)
+            io.weights.append(w)
+            io.by_name[node.name] = ("weight", w)
+    return io
+
+
+def flat_outputs(ep) -> list[Any]:
+    """The graph's user outputs, flattened (None kept as a leaf)."""
+    out_node = ep.graph.output_node()
+    leaves, _ = pytree.tree_flatten(out_node.args[0], is_leaf=lambda v: v is None)
+    # The output node also returns mutated buffers / inputs before the user
+    # outputs; rlx runs inference, so only user outputs are kept.
+    specs = ep.graph_signature.output_specs
+    if len(specs) == len(leaves):
+        from torch.export.graph_signature import OutputKind
+        leaves = [v for v, s in zip(leaves, specs) if s.kind == OutputKind.USER_OUTPUT]
+    return leaves
+
+
+def dropped_outputs(ep) -> list[str]:
+    """Names of non-user outputs (buffer/input mutations) that flat_outputs drops."""
+    from torch.export.graph_signature import OutputKind
+    return [f"{s.kind.name.lower()}:{s.target}" for s in ep.graph_signature.output_specs
+            if s.kind != OutputKind.USER_OUTPUT]
+
+
+# --------------------------------------------------------------------------
+# The JSON document
+
+
+def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
+             io: GraphIO | None = None) -> dict:
+    """The torch-ir.json document (a plain dict) for ``ep``."""
+    io = io or classify_placeholders(ep)
+
+    inputs = []
+    sym_ids: dict[str, int] = {}
+    for node in io.user_inputs:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            if node.users:
+                raise ExportError(
+                    f"input '{node.name}' is a {type(val).__name__}, not a tensor, and the graph "
+                    "uses it; rlx inputs must be tensors")
+            continue  # a specialized Python scalar: the graph does not read it
+        entry: dict[str, Any] = {"id": node.name, "shape": _shape(val),
+                                 "dtype": dtype_token(val.dtype, f"input '{node.name}'")}
+        dyn = []
+        for d in val.shape:
+            if isinstance(d, torch.SymInt) and not _is_constant_symint(d):
+                dyn.append(sym_ids.setdefault(str(d.node.expr), len(sym_ids)))
+            else:
+                dyn.append(-1)
+        if any(s >= 0 for s in dyn):
+            entry["dynamic"] = dyn
+        inputs.append(entry)
+
+    weights = [{"id": w.id, "key": w.key, "shape": list(w.tensor.shape),
+                "dtype": dtype_token(w.tensor.dtype, f"weight '{w.key}'"), "kind": w.kind}
+               for w in io.weights]
+
+    nodes = []
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        nodes.append({
+            "id": node.name,
+            "op": op_name(node.target),
+            "args": [encode_arg(a) for a in node.args],
+            "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()},
+            "out": encode_out(node.meta.get("val"), f"node '{node.name}' ({op_name(node.target)})"),
+        })
+
+    outputs = []
+    for i, leaf in enumerate(flat_outputs(ep)):
+        if isinstance(leaf, torch.fx.Node):
+            val = leaf.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                outputs.append({"ref": leaf.name, **tensor_out(val, f"output {i} ('{leaf.name}')")})
+            elif _is_symbolic(val) or isinstance(val, (bool, int, float)):
+                # a symbolic scalar returned by the model: a 0-d tensor for rlx
+                dt = {bool: "bool", int: "i64", float: "f64"}[type(concrete(val))]
+                outputs.append({"ref": leaf.name, "shape": [], "dtype": dt})
+            else:
+                raise ExportError(f"output {i} ('{leaf.name}') has no tensor value")
+        else:
+            outputs.append({"const": _scalar_arg(leaf)})
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model_name": model_name,
+        "producer": producer,
+        "decomposition": decomposition,
+        "inputs": inputs,
+        "weights": weights,
+        "nodes": nodes,
+        "outputs": outputs,
+    }
+
+
+def _is_constant_symint(d: torch.SymInt) -> bool:
+    try:
+        return d.node.expr.is_number
+    except AttributeError:
+        return False
+
+
+def op_histogram(ir: dict) -> list[tuple[str, int]]:
+    """(op, count) pairs, most frequent first, ties by name."""
+    counts: dict[str, int] = {}
+    for n in ir["nodes"]:
+        counts[n["op"]] = counts.get(n["op"], 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+# --------------------------------------------------------------------------
+# Replaying the graph (for intermediates)
+
+
+def flat_graph_args(ep, io: GraphIO, user_leaves: list[Any]) -> list[Any]:
+    """Arguments for ``ep.graph_module`` in placeholder order."""
+    if len(user_leaves) != len(io.user_inputs):
+        raise ExportError(f"the graph has {len(io.user_inputs)} user inputs but "
+                          f"{len(user_leaves)} example inputs were given")
+    args = []
+    for node in ep.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        kind, v = io.by_name[node.name]
+        if kind == "user":
+            args.append(user_leaves[v])
+        else:  # a graph that is not functional (aten mode) may update buffers in place
+            args.append(v.tensor if v.kind == "param" else v.tensor.clone())
+    return args
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the graph and keeps every call_function node's value."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        super().__init__(gm, garbage_collect_values=False)
+        self.values: dict[str, Any] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        out = super().run_node(n)
+        if n.op == "call_function":
+            self.values[n.name] = out
+        return out
+
+
+def run_graph_recording(ep, flat_args: list[Any]) -> dict[str, torch.Tensor]:
+    """FX node name -> eager tensor value for every call_function node that
+    produces a single tensor, in topological order."""
+    rec = _Recorder(ep.graph_module)
+    with torch.no_grad():
+        rec.run(*flat_args)
+    return {k: v for k, v in rec.values.items() if isinstance(v, torch.Tensor)}
+
+
+def dumps(ir: dict) -> str:
+    """torch-ir.json text: one line per input, weight, node and output."""
+    def one(v: Any) -> str:
+        return json.dumps(v, separators=(", ", ": "), allow_nan=False)
+
+    parts = []
+    for k, v in ir.items():
+        if isinstance(v, list) and v:
+            items = ",\n".join("  " + one(x) for x in v)
+            parts.append(f" {json.dumps(k)}: [\n{items}\n ]")
+        else:
+            parts.append(f" {json.dumps(k)}: {one(v)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"

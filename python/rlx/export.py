@@ -1,0 +1,444 @@
+"""Export a PyTorch model to an rlx export directory.
+
+    python3 -m rlx.export MODEL.py -o OUT [--decomposition aten|high|core]
+        [--intermediates] [--intermediates-cap-mb N] [--no-reference]
+        [--dynamic INPUT:AXIS:NAME[:MIN:MAX]]... [--set KEY=VALUE]...
+        [--name NAME] [--no-check] [--quiet]
+
+This module owns the command line, loading MODEL.py, running
+``torch.export`` and the decompositions, writing the files
+(torch-ir.json, weights.safetensors, reference.safetensors,
+intermediates.safetensors) and the auto-decompose loop that re-exports when
+the rlx binary reports ops it does not support.  The graph -> JSON
+translation lives in ``_ir.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+import torch
+from torch.utils import _pytree as pytree
+
+from . import _ir
+from ._decomp import (DECOMPOSITIONS, decompose, decompose_candidates, find_rlx_binary,
+                      force_ops, parse_unsupported, run_check)
+from ._ir import ExportError
+
+
+def producer() -> str:
+    return f"rlx.export / torch {torch.__version__}"
+
+
+def _log(quiet: bool, msg: str) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr)
+
+
+# --------------------------------------------------------------------------
+# Dynamic shapes
+
+
+def parse_dynamic_spec(spec: str) -> tuple[str, int, str, int | None, int | None]:
+    parts = spec.split(":")
+    if len(parts) not in (3, 5):
+        raise ExportError(f"--dynamic '{spec}': expected INPUT:AXIS:NAME or "
+                          "INPUT:AXIS:NAME:MIN:MAX")
+    try:
+        axis = int(parts[1])
+        lo = int(parts[3]) if len(parts) == 5 else None
+        hi = int(parts[4]) if len(parts) == 5 else None
+    except ValueError:
+        raise ExportError(f"--dynamic '{spec}': AXIS, MIN and MAX must be integers") from None
+    if not parts[0] or not parts[2].isidentifier():
+        raise ExportError(f"--dynamic '{spec}': INPUT must be non-empty and NAME an identifier")
+    return parts[0], axis, parts[2], lo, hi
+
+
+def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
+    """``dynamic_shapes`` for torch.export from a list of specs (strings
+    ``INPUT:AXIS:NAME[:MIN:MAX]`` or tuples of the same fields).  A dict is
+    taken to be torch's own ``dynamic_shapes`` and passed through unchanged."""
+    if not dynamic:
+        return None
+    if isinstance(dynamic, dict):
+        return dynamic
+    try:
+        params = [p.name for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        params = []
+    dims: dict[str, Any] = {}
+    per_input: list[dict | None] = [None] * len(args)
+    for spec in dynamic:
+        inp, axis, name, lo, hi = parse_dynamic_spec(spec) if isinstance(spec, str) else (
+            tuple(spec) + (None, None))[:5]
+        if isinstance(inp, int) or str(inp).isdigit():
+            pos = int(inp)
+        elif inp in params[:len(args)]:
+            pos = params.index(inp)
+        else:
+            raise ExportError(f"--dynamic: no positional input named '{inp}' "
+                              f"(inputs: {', '.join(params[:len(args)]) or 'none'})")
+        if not 0 <= pos < len(args) or not isinstance(args[pos], torch.Tensor):
+            raise ExportError(f"--dynamic: input '{inp}' is not a tensor example input")
+        rank = args[pos].dim()
+        if not -rank <= axis < rank:
+            raise ExportError(f"--dynamic: axis {axis} out of range for input '{inp}' "
+                              f"(rank {rank})")
+        if name not in dims:
+            kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+            dims[name] = torch.export.Dim(name, **kw)
+        per_input[pos] = per_input[pos] or {}
+        per_input[pos][axis % rank] = dims[name]
+    return tuple(per_input)
+
+
+# --------------------------------------------------------------------------
+# Files
+
+
+def _save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict | None = None) -> None:
+    from safetensors.torch import save_file
+    if not tensors:
+        if metadata:
+            save_file({}, str(path), metadata=metadata)
+        else:
+            path.write_bytes(b"")
+        return
+    save_file({k: v.detach().cpu().contiguous().clone() for k, v in tensors.items()},
+              str(path), metadata=metadata)
+
+
+def _flatten(x: Any) -> list[Any]:
+    return pytree.tree_flatten(x, is_leaf=lambda v: v is None)[0]
+
+
+def write_intermediates(values: dict[str, torch.Tensor], keep_always: set[str], path: Path,
+                        cap_bytes: int) -> dict:
+    names = list(values)
+    size = {n: values[n].numel() * values[n].element_size() for n in names}
+    kept = names
+    if sum(size.values()) > cap_bytes:
+        # Keep the nodes that feed outputs, and as many others as fit, evenly
+        # spaced in topological order (largest count that fits, by bisection).
+        must = [n for n in names if n in keep_always]
+        rest = [n for n in names if n not in keep_always]
+        budget = cap_bytes - sum(size[n] for n in must)
+
+        def spaced(k: int) -> list[str]:
+            if k <= 0:
+                return []
+            if k == 1:
+                return [rest[0]]
+            return [rest[i] for i in sorted({round(i * (len(rest) - 1) / (k - 1))
+                                             for i in range(k)})]
+
+        lo, hi = 0, len(rest)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if sum(size[n] for n in spaced(mid)) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        keep = set(must) | set(spaced(lo))
+        kept = [n for n in names if n in keep]
+    meta = {"producer": producer(), "torch": torch.__version__,
+            "sampled": "true" if len(kept) < len(names) else "false",
+            "kept": str(len(kept)), "total": str(len(names))}
+    _save({n: values[n] for n in kept}, path, meta)
+    return {"kept": len(kept), "total": len(names), "bytes": sum(size[n] for n in kept)}
+
+
+# --------------------------------------------------------------------------
+# The exporter
+
+
+def _as_tuple(example_inputs: Any) -> tuple:
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,)
+    if isinstance(example_inputs, list):
+        return tuple(example_inputs)
+    if not isinstance(example_inputs, tuple):
+        raise ExportError(f"example_inputs must be a tensor or a tuple, not "
+                          f"{type(example_inputs).__name__}")
+    return example_inputs
+
+
+def _eager_outputs(model: torch.nn.Module, args: tuple) -> Any:
+    """``model(*args)`` with the module's buffers restored afterwards.
+
+    The exported program shares its weight tensors with the module, so a
+    forward that mutates a buffer (a step counter, a cache) would otherwise
+    change weights.safetensors after the fact and break parity."""
+    saved = [(b, b.detach().clone()) for b in model.buffers()]
+    try:
+        out = model(*args)
+        out = pytree.tree_map_only(torch.Tensor, lambda t: t.detach().clone(), out)
+    finally:
+        for b, v in saved:
+            b.copy_(v)
+    return out
+
+
+def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decomposition,
+                 write_reference, intermediates, intermediates_cap_mb) -> dict:
+    io = _ir.classify_placeholders(ep)
+    ir = _ir.build_ir(ep, model_name=model_name, decomposition=decomposition,
+                      producer=producer(), io=io)
+    paths = {"ir": out_dir / "torch-ir.json", "weights": out_dir / "weights.safetensors"}
+    paths["ir"].write_text(_ir.dumps(ir))
+    _save({w.key: w.tensor for w in io.weights}, paths["weights"])
+
+    user_leaves = pytree.tree_flatten(args)[0]  # as torch.export flattens them (None drops)
+    if len(user_leaves) != len(io.user_inputs):
+        raise ExportError(f"the graph has {len(io.user_inputs)} user inputs but the example "
+                          f"inputs flatten to {len(user_leaves)} values")
+    if write_reference:
+        ref = {}
+        input_ids = {e["id"] for e in ir["inputs"]}
+        for node, val in zip(io.user_inputs, user_leaves):
+            if node.name in input_ids and isinstance(val, torch.Tensor):
+                ref[f"in::{node.name}"] = val
+        leaves = _flatten(eager_out)
+        if len(leaves) != len(ir["outputs"]):
+            raise ExportError(f"eager model returned {len(leaves)} values but the exported graph "
+                              f"has {len(ir['outputs'])} outputs")
+        for i, v in enumerate(leaves):
+            if isinstance(v, torch.Tensor):
+                ref[f"out::{i}"] = v
+        paths["reference"] = out_dir / "reference.safetensors"
+        _save(ref, paths["reference"], {"producer": producer(), "torch": torch.__version__})
+    else:  # never leave a stale reference from an earlier export beside a new graph
+        (out_dir / "reference.safetensors").unlink(missing_ok=True)
+
+    inter = None
+    if intermediates:
+        values = _ir.run_graph_recording(ep, _ir.flat_graph_args(ep, io, user_leaves))
+        feeds = {o["ref"] for o in ir["outputs"] if "ref" in o}
+        paths["intermediates"] = out_dir / "intermediates.safetensors"
+        inter = write_intermediates(values, feeds, paths["intermediates"],
+                                    int(intermediates_cap_mb * 1024 * 1024))
+    else:
+        (out_dir / "intermediates.safetensors").unlink(missing_ok=True)
+    return {"ir": ir, "paths": {k: str(v) for k, v in paths.items()}, "intermediates": inter}
+
+
+def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
+                   model_name: str | None = None, decomposition: str = "high",
+                   write_reference: bool = True, intermediates: bool = False,
+                   intermediates_cap_mb: float = 256, dynamic=None, check: bool = True,
+                   max_decompose_rounds: int = 4, force_decompose: Iterable = (),
+                   quiet: bool = True) -> dict:
+    """Export ``model`` on ``example_inputs`` into ``out_dir``; returns a summary dict."""
+    if decomposition not in DECOMPOSITIONS:
+        raise ExportError(f"unknown decomposition '{decomposition}' "
+                          f"(choose from {', '.join(DECOMPOSITIONS)})")
+    args = _as_tuple(example_inputs)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model_name = model_name or type(model).__name__.lower()
+    model.eval()
+
+    with torch.no_grad():
+        dyn = dynamic_shapes_spec(model, args, dynamic)
+        try:
+            base = torch.export.export(model, args, dynamic_shapes=dyn, strict=False)
+        except Exception as e:
+            raise ExportError(f"torch.export failed: {type(e).__name__}: {e}") from e
+        eager_out = _eager_outputs(model, args) if write_reference else None
+
+        forced = sorted({str(op) for op in force_ops(force_decompose)})
+        try:
+            ep = decompose(base, decomposition, forced)
+        except Exception as e:
+            raise ExportError(f"run_decompositions failed: {type(e).__name__}: {e}") from e
+
+        kw = dict(model_name=model_name, decomposition=decomposition,
+                  write_reference=write_reference, intermediates=intermediates,
+                  intermediates_cap_mb=intermediates_cap_mb)
+        written = _write_round(ep, args, eager_out, out_dir, **kw)
+
+        auto: list[str] = []
+        rounds = 0
+        check_state, check_msg, rlx_bin = "disabled", "", None
+        if check:
+            rlx_bin = find_rlx_binary()
+            if rlx_bin is None:
+                check_state = "skipped"
+                check_msg = "no rlx binary found ($RLX_BIN, build/rlx, PATH)"
+                _log(quiet, f"rlx.export: note: {check_msg}; skipping the support check")
+        while rlx_bin is not None:
+            rc, msg = run_check(rlx_bin, out_dir)
+            check_msg = msg
+            if rc == 0:
+                check_state = "passed"
+                break
+            check_state = "failed"
+            if rounds >= max_decompose_rounds:
+                break
+            cands = [c for c in decompose_candidates(parse_unsupported(msg))
+                     if c not in forced and c not in auto]
+            if not cands:
+                break
+            added, new_ep = [], None
+            try:
+                new_ep = decompose(base, decomposition, forced + auto + cands)
+                added = cands
+            except Exception:
+                for c in cands:  # one at a time, sorted; keep those that still export
+                    try:
+                        new_ep = decompose(base, decomposition, forced + auto + added + [c])
+                        added.append(c)
+                    except Exception:
+                        pass
+            if not added:
+                break
+            auto += added
+            rounds += 1
+            _log(quiet, f"rlx.export: round {rounds}: decomposing {', '.join(added)}")
+            ep = new_ep
+            written = _write_round(ep, args, eager_out, out_dir, **kw)
+
+    ir = written["ir"]
+    return {
+        "model_name": model_name,
+        "decomposition": decomposition,
+        "out_dir": str(out_dir),
+        "paths": written["paths"],
+        "num_inputs": len(ir["inputs"]),
+        "num_weights": len(ir["weights"]),
+        "num_nodes": len(ir["nodes"]),
+        "num_outputs": len(ir["outputs"]),
+        "op_histogram": _ir.op_histogram(ir),
+        "intermediates": written["intermediates"],
+        "dropped_outputs": _ir.dropped_outputs(ep),
+        "auto_decomposed_ops": sorted(auto),
+        "decompose_rounds": rounds,
+        "check": check_state,
+        "check_message": check_msg,
+        "rlx_bin": rlx_bin,
+    }
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+
+def parse_set(items: Iterable[str]) -> dict[str, Any]:
+    kw: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ExportError(f"--set '{item}': expected KEY=VALUE")
+        try:
+            kw[key] = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            kw[key] = raw
+    return kw
+
+
+def load_model(path: str, kwargs: dict[str, Any] | None = None) -> tuple[torch.nn.Module, Any]:
+    """(model, example_inputs) from a model file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ExportError(f"model file not found: {path}")
+    folder = str(p.resolve().parent)
+    spec = importlib.util.spec_from_file_location(f"rlx_model_{p.stem}", str(p))
+    if spec is None or spec.loader is None:
+        raise ExportError(f"cannot load model file {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, folder)
+    sys.modules[spec.name] = mod  # dataclasses, pickling etc. look the module up
+    try:
+        spec.loader.exec_module(mod)
+        if callable(getattr(mod, "get_model", None)):
+            got = mod.get_model(**(kwargs or {}))
+            if not (isinstance(got, (tuple, list)) and len(got) == 2):
+                raise ExportError(f"{path}: get_model() must return (model, example_inputs)")
+            model, inputs = got
+        elif hasattr(mod, "model") and hasattr(mod, "example_inputs"):
+            if kwargs:
+                raise ExportError(f"{path}: --set needs a get_model(**kwargs) function")
+            model, inputs = mod.model, mod.example_inputs
+        else:
+            raise ExportError(f"{path} defines neither get_model() nor module-level "
+                              "'model' and 'example_inputs'")
+    finally:
+        try:
+            sys.path.remove(folder)
+        except ValueError:
+            pass
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError(f"{path}: model is a {type(model).__name__}, not a torch.nn.Module")
+    return model, inputs
+
+
+def format_summary(s: dict, top: int = 12) -> str:
+    lines = [f"rlx.export: {s['model_name']} ({s['decomposition']}): {s['num_inputs']} inputs, "
+             f"{s['num_weights']} weights, {s['num_nodes']} nodes, {s['num_outputs']} outputs"]
+    hist = s["op_histogram"]
+    shown = ", ".join(f"{op} {n}" for op, n in hist[:top])
+    more = f", ... ({len(hist) - top} more)" if len(hist) > top else ""
+    lines.append(f"  ops: {shown}{more}")
+    for k, v in s["paths"].items():
+        lines.append(f"  wrote {v}")
+    if s["intermediates"] and s["intermediates"]["kept"] < s["intermediates"]["total"]:
+        i = s["intermediates"]
+        lines.append(f"  intermediates sampled: {i['kept']} of {i['total']} nodes")
+    if s["dropped_outputs"]:
+        lines.append(f"  dropped non-user outputs: {', '.join(s['dropped_outputs'])}")
+    if s["auto_decomposed_ops"]:
+        lines.append(f"  auto-decomposed ({s['decompose_rounds']} rounds): "
+                     f"{', '.join(s['auto_decomposed_ops'])}")
+    lines.append(f"  check: {s['check']}" + (f" ({s['rlx_bin']})" if s["rlx_bin"] else ""))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m rlx.export",
+                                 description="Export a PyTorch model for rlx.")
+    ap.add_argument("model", help="model file defining get_model() or model + example_inputs")
+    ap.add_argument("-o", "--out", required=True, help="output directory")
+    ap.add_argument("--decomposition", choices=DECOMPOSITIONS, default="high")
+    ap.add_argument("--intermediates", action="store_true",
+                    help="also write every node's eager value")
+    ap.add_argument("--intermediates-cap-mb", type=float, default=256, metavar="N")
+    ap.add_argument("--no-reference", action="store_true", help="skip reference.safetensors")
+    ap.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS:NAME[:MIN:MAX]")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="keyword argument for get_model()")
+    ap.add_argument("--name", help="model name (default: lower-cased class name)")
+    ap.add_argument("--no-check", action="store_true", help="do not run `rlx inspect --check`")
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        model, inputs = load_model(a.model, parse_set(a.set))
+        s = export_program(model, inputs, a.out, model_name=a.name,
+                           decomposition=a.decomposition, write_reference=not a.no_reference,
+                           intermediates=a.intermediates,
+                           intermediates_cap_mb=a.intermediates_cap_mb, dynamic=a.dynamic,
+                           check=not a.no_check, quiet=a.quiet)
+    except Exception as e:  # noqa: BLE001 - every failure becomes one clear line
+        if os.environ.get("RLX_DEBUG") == "1":
+            raise
+        msg = str(e) if isinstance(e, ExportError) else f"{type(e).__name__}: {e}"
+        print(f"rlx.export: error: {msg}", file=sys.stderr)
+        return 2
+    if not a.quiet:
+        print(format_summary(s))
+    if s["check"] == "failed":
+        print(f"rlx.export: rlx inspect --check failed:\n{s['check_message']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

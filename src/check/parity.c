@@ -1,0 +1,92 @@
+/*
+ * parity.c — the parity check (rules in parity.h). Everything is computed in
+ * double; NaN never slips through a comparison because every non-finite value
+ * is classified explicitly before any arithmetic.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check/parity.h"
+
+void rlx_parity_defaults(rlx_dtype t, rlx_parity_opts *o) {
+  switch (t) {
+    case RLX_DTYPE_F16: o->atol = o->rtol = 1e-2, o->cosine = 0.999; break;
+    case RLX_DTYPE_BF16: o->atol = o->rtol = 4e-2, o->cosine = 0.995; break;
+    case RLX_DTYPE_F64: o->atol = o->rtol = 1e-7, o->cosine = 0.9999999; break;
+    default: o->atol = o->rtol = 1e-4, o->cosine = 0.99999; break;
+  }
+}
+
+static void mark_bad(rlx_parity_result *r, int64_t i) {
+  if (r->first_bad < 0) r->first_bad = i;
+  r->n_mismatch++;
+}
+
+void rlx_parity_compare(const rlx_tensor_view *got, const rlx_tensor_view *ref,
+                        const rlx_parity_opts *user, rlx_parity_result *r) {
+  memset(r, 0, sizeof *r);
+  r->first_bad = -1;
+  rlx_parity_opts o;
+  rlx_parity_defaults(ref->dtype, &o);
+  if (user) {
+    if (user->atol >= 0) o.atol = user->atol;
+    if (user->rtol >= 0) o.rtol = user->rtol;
+    if (user->cosine >= 0) o.cosine = user->cosine;
+  }
+  bool same_shape = got->rank == ref->rank;
+  for (int i = 0; same_shape && i < got->rank; i++) same_shape = got->dims[i] == ref->dims[i];
+  if (!same_shape) {
+    snprintf(r->reason, sizeof r->reason, "shape differs from the reference");
+    return;
+  }
+  int64_t n = rlx_view_numel(ref);
+  r->numel = n;
+  if (!rlx_dtype_is_float(ref->dtype)) { /* integers and bools: exact */
+    for (int64_t i = 0; i < n; i++) {
+      bool eq = rlx_dtype_is_float(got->dtype)
+                    ? rlx_load_f64(got->data, got->dtype, i) == (double)rlx_load_i64(ref->data, ref->dtype, i)
+                    : rlx_load_i64(got->data, got->dtype, i) == rlx_load_i64(ref->data, ref->dtype, i);
+      if (!eq) mark_bad(r, i);
+    }
+    r->cosine = r->n_mismatch ? 0 : 1;
+    r->pass = r->n_mismatch == 0;
+    if (!r->pass)
+      snprintf(r->reason, sizeof r->reason, "%lld of %lld elements differ (first at %lld)",
+               (long long)r->n_mismatch, (long long)n, (long long)r->first_bad);
+    return;
+  }
+  double dot = 0, ng = 0, nr = 0, refmax = 0;
+  int64_t nonfinite_bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double a = rlx_load_f64(got->data, got->dtype, i), b = rlx_load_f64(ref->data, ref->dtype, i);
+    bool fa = isfinite(a), fb = isfinite(b);
+    if (!fb || !fa) {
+      bool ok = !fb && !fa && ((isnan(a) && isnan(b)) || a == b);
+      if (!ok) nonfinite_bad++, mark_bad(r, i);
+      continue;
+    }
+    double d = fabs(a - b);
+    if (d > r->max_abs) r->max_abs = d;
+    if (fabs(b) > refmax) refmax = fabs(b);
+    dot += a * b, ng += a * a, nr += b * b;
+  }
+  r->tol = o.atol + o.rtol * refmax;
+  r->max_rel = refmax > 0 ? r->max_abs / refmax : r->max_abs;
+  if (ng == 0 && nr == 0) r->cosine = 1;
+  else if (ng == 0 || nr == 0) r->cosine = 0;
+  else r->cosine = dot / (sqrt(ng) * sqrt(nr));
+  for (int64_t i = 0; i < n && r->max_abs > r->tol; i++) { /* count elements out of tolerance */
+    double a = rlx_load_f64(got->data, got->dtype, i), b = rlx_load_f64(ref->data, ref->dtype, i);
+    if (isfinite(a) && isfinite(b) && fabs(a - b) > r->tol) mark_bad(r, i);
+  }
+  if (nonfinite_bad)
+    snprintf(r->reason, sizeof r->reason, "%lld non-finite value(s) differ from the reference (first at %lld)",
+             (long long)nonfinite_bad, (long long)r->first_bad);
+  else if (r->max_abs > r->tol)
+    snprintf(r->reason, sizeof r->reason, "max abs error %.3g exceeds %.3g (atol %g + rtol %g x max|ref| %.3g)",
+             r->max_abs, r->tol, o.atol, o.rtol, refmax);
+  else if (r->cosine < o.cosine)
+    snprintf(r->reason, sizeof r->reason, "cosine %.9f is below %.9f", r->cosine, o.cosine);
+  r->pass = r->reason[0] == '\0';
+}

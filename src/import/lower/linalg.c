@@ -1,0 +1,129 @@
+/*
+ * linalg.c — lowering of mm, bmm, matmul (with torch's 1-D rules), addmm,
+ * baddbmm, linear, and every scaled-dot-product-attention variant.
+ *
+ * Matmul and attention compute in f32 or f64: f16/bf16 operands are cast to
+ * f32 and the result cast back (torch also accumulates them in f32).
+ */
+#include "import/lower/lower.h"
+
+static rlx_dtype compute_type(rlx_dtype t) {
+  return t == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
+}
+
+static rlx_status need_float(rlx_lower *lw, int32_t v, const char *what) {
+  if (!rlx_dtype_is_float(lw_val(lw, v)->dtype))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s of %s tensors (integer matmul is not supported)", what,
+                   rlx_dtype_name(lw_val(lw, v)->dtype));
+  return RLX_OK;
+}
+
+/* out = alpha * (a @ b) + beta * bias, computed in ct, result reshaped to the
+ * recorded shape and cast to the recorded dtype. */
+static rlx_status emit_matmul(rlx_lower *lw, const rlx_aten_node *n, int32_t a, int32_t b,
+                              int32_t bias, bool trans_b, double alpha, double beta) {
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_status st = need_float(lw, a, "matmul");
+  if (!st) st = need_float(lw, b, "matmul");
+  if (st) return st;
+  rlx_dtype ct = compute_type(t ? t->dtype : lw_val(lw, a)->dtype);
+  a = lw_cast(lw, a, ct), b = lw_cast(lw, b, ct), bias = lw_cast(lw, bias, ct);
+  if (a < 0 || b < 0) return rlx_last_status();
+  /* torch.matmul's 1-D rules: a vector is a row (a) or a column (b) */
+  const rlx_value *av = lw_val(lw, a), *bv = lw_val(lw, b);
+  if (av->shape.rank == 1) {
+    rlx_shape s = {.rank = 2, .dims = {1, av->shape.dims[0]}};
+    a = lw_reshape(lw, a, &s);
+  }
+  if (bv->shape.rank == 1) {
+    rlx_shape s = {.rank = 2, .dims = {bv->shape.dims[0], 1}};
+    if (trans_b) s.dims[0] = 1, s.dims[1] = bv->shape.dims[0];
+    b = lw_reshape(lw, b, &s);
+  }
+  if (a < 0 || b < 0) return rlx_last_status();
+  rlx_params p = {.matmul = {.trans_b = trans_b, .alpha = alpha, .beta = beta}};
+  int32_t in[3] = {a, b, bias};
+  int32_t y = lw_emit(lw, RLX_OP_MATMUL, &p, in, bias >= 0 ? 3 : 2);
+  if (y >= 0 && t) y = lw_cast(lw, lw_reshape(lw, y, &t->shape), t->dtype);
+  return lw_bind(lw, n, y);
+}
+
+rlx_status rlx_lower_matmul(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t a, b;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &a);
+  if (!st) st = lw_tensor(lw, n, 1, lw_is(n, "matmul") ? "other" : "mat2", &b);
+  return st ? st : emit_matmul(lw, n, a, b, -1, false, 1.0, 1.0);
+}
+
+/* addmm(bias, m1, m2, beta, alpha), baddbmm(bias, b1, b2, beta, alpha) */
+rlx_status rlx_lower_addmm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t bias, a, b;
+  double alpha, beta;
+  bool bmm = lw_is(n, "baddbmm");
+  rlx_status st = lw_tensor(lw, n, 0, "self", &bias);
+  if (!st) st = lw_tensor(lw, n, 1, bmm ? "batch1" : "mat1", &a);
+  if (!st) st = lw_tensor(lw, n, 2, bmm ? "batch2" : "mat2", &b);
+  if (!st) st = lw_float(n, 3, "beta", 1.0, &beta);
+  if (!st) st = lw_float(n, 4, "alpha", 1.0, &alpha);
+  if (st) return st;
+  if (beta == 0) bias = -1; /* torch ignores the input (even NaN) when beta is 0 */
+  return emit_matmul(lw, n, a, b, bias, false, alpha, beta);
+}
+
+rlx_status rlx_lower_linear(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w, b;
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_tensor(lw, n, 1, "weight", &w);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
+  return st ? st : emit_matmul(lw, n, x, w, b, true, 1.0, 1.0);
+}
+
+/* The public op and the backend variants, which place their arguments
+ * differently:
+ *   scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, *, scale, enable_gqa)
+ *   _scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, dropout_mask, *, scale, enable_gqa)
+ *   _scaled_dot_product_flash_attention[_for_cpu](q, k, v, dropout_p, is_causal, ..., *, attn_mask?, scale)
+ *   _scaled_dot_product_efficient_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal, *, scale) */
+rlx_status rlx_lower_sdpa(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t q, k, v, mask = -1;
+  double dropout = 0, scale = 0;
+  bool causal = false;
+  rlx_status st = lw_tensor(lw, n, 0, "query", &q);
+  if (!st) st = lw_tensor(lw, n, 1, "key", &k);
+  if (!st) st = lw_tensor(lw, n, 2, "value", &v);
+  if (st) return st;
+  if (lw_is(n, "_scaled_dot_product_flash_attention") ||
+      lw_is(n, "_scaled_dot_product_flash_attention_for_cpu")) {
+    if (!(st = lw_float(n, 3, "dropout_p", 0.0, &dropout)) && !(st = lw_bool(n, 4, "is_causal", false, &causal)))
+      st = lw_opt_tensor(lw, n, -1, "attn_mask", &mask);
+  } else if (lw_is(n, "_scaled_dot_product_efficient_attention")) {
+    if (!(st = lw_opt_tensor(lw, n, 3, "attn_bias", &mask)) && !(st = lw_float(n, 5, "dropout_p", 0.0, &dropout)))
+      st = lw_bool(n, 6, "is_causal", false, &causal);
+  } else {
+    if (!(st = lw_opt_tensor(lw, n, 3, "attn_mask", &mask)) && !(st = lw_float(n, 4, "dropout_p", 0.0, &dropout)))
+      st = lw_bool(n, 5, "is_causal", false, &causal);
+  }
+  if (!st) st = lw_float(n, -1, "scale", 0.0, &scale);
+  if (st) return st;
+  if (dropout != 0)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "attention dropout_p=%g is random even in eval mode; pass "
+                   "dropout_p=0 when not training", dropout);
+  if (causal && mask >= 0) return lw_fail(RLX_ERR_UNSUPPORTED, "attention with both a mask and is_causal");
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_dtype ot = t ? t->dtype : lw_val(lw, q)->dtype, ct = compute_type(ot);
+  q = lw_cast(lw, q, ct), k = lw_cast(lw, k, ct), v = lw_cast(lw, v, ct);
+  if (mask >= 0 && lw_val(lw, mask)->dtype != RLX_DTYPE_BOOL) mask = lw_cast(lw, mask, ct);
+  if (q < 0 || k < 0 || v < 0 || (mask < -1)) return rlx_last_status();
+  rlx_params p = {.attention = {.causal = causal, .scale = scale}};
+  int32_t in[4] = {q, k, v, mask};
+  int32_t y = lw_emit(lw, RLX_OP_ATTENTION, &p, in, mask >= 0 ? 4 : 3);
+  y = lw_cast(lw, y, ot);
+  if (n->out_kind == RLX_OUT_LIST) { /* variants return (output, logsumexp, ...) */
+    if (y < 0) return rlx_last_status();
+    int32_t outs[16];
+    int cnt = RLX_MIN(n->n_outs, 16);
+    for (int i = 0; i < cnt; i++) outs[i] = i ? -1 : y;
+    return lw_bind_multi(lw, n, outs, cnt);
+  }
+  return lw_bind(lw, n, y);
+}

@@ -1,0 +1,494 @@
+/*
+ * lower.c — the lowering driver (coverage check, inputs, weights, nodes,
+ * outputs) and the helpers handlers share (lower.h).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "import/lower/lower.h"
+
+/* ---- registry ---- */
+
+typedef struct lower_entry {
+  const char *name;
+  rlx_lower_fn fn;
+} lower_entry;
+
+static const lower_entry registry[] = {
+#define RLX_ATEN(name, fn) {#name, fn},
+#include "import/lower/aten_ops.def"
+#undef RLX_ATEN
+};
+
+int rlx_lower_registry_count(void) { return (int)RLX_COUNTOF(registry); }
+const char *rlx_lower_registry_name(int i) { return registry[i].name; }
+
+/* "aten.add.Tensor" -> "add" into buf; NULL if not an aten op. */
+static const char *aten_base(const char *op, char *buf, size_t cap) {
+  if (strncmp(op, "aten.", 5) != 0) return NULL;
+  const char *s = op + 5, *dot = strchr(s, '.');
+  size_t n = dot ? (size_t)(dot - s) : strlen(s);
+  if (n + 1 > cap) return NULL;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  return buf;
+}
+
+rlx_lower_fn rlx_lower_find(const char *op) {
+  char base[128];
+  if (!aten_base(op, base, sizeof base)) return NULL;
+  for (size_t i = 0; i < RLX_COUNTOF(registry); i++)
+    if (!strcmp(registry[i].name, base)) return registry[i].fn;
+  return NULL;
+}
+
+const char *lw_overload(const rlx_aten_node *n) {
+  const char *s = strncmp(n->op, "aten.", 5) ? n->op : n->op + 5, *dot = strchr(s, '.');
+  return dot ? dot + 1 : "";
+}
+
+bool lw_is(const rlx_aten_node *n, const char *base) {
+  char b[128];
+  return aten_base(n->op, b, sizeof b) && !strcmp(b, base);
+}
+
+rlx_status lw_fail(rlx_status s, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return rlx_errorf(s, "%s", msg);
+}
+
+/* ---- argument access ---- */
+
+const rlx_arg *lw_arg(const rlx_aten_node *n, int pos, const char *name) {
+  const rlx_arg *a = rlx_aten_arg(n, pos, name);
+  return (a && a->kind == RLX_ARG_NONE) ? NULL : a;
+}
+
+static const char *arg_label(int pos, const char *name, char *buf, size_t cap) {
+  if (name) snprintf(buf, cap, "argument '%s'", name);
+  else snprintf(buf, cap, "argument %d", pos);
+  return buf;
+}
+
+rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v) {
+  int32_t id = rlx_strmap_get(&lw->vals, name);
+  if (id >= 0) {
+    *v = id;
+    return RLX_OK;
+  }
+  if (rlx_strmap_get(&lw->multi, name) >= 0)
+    return lw_fail(RLX_ERR_FORMAT, "'%s' has several outputs and must be read through _getitem", name);
+  return lw_fail(RLX_ERR_FORMAT, "refers to '%s', which is not an input, a weight or an earlier "
+                 "node with a tensor result", name);
+}
+
+rlx_status lw_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return lw_fail(RLX_ERR_FORMAT, "%s (a tensor) is missing", arg_label(pos, name, lb, sizeof lb));
+  if (a->kind != RLX_ARG_REF)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a tensor", arg_label(pos, name, lb, sizeof lb));
+  return lw_ref(lw, a->u.s, v);
+}
+
+rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v) {
+  *v = -1;
+  return lw_arg(n, pos, name) ? lw_tensor(lw, n, pos, name, v) : RLX_OK;
+}
+
+rlx_status lw_int(const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return *out = def, RLX_OK;
+  if (a->kind == RLX_ARG_INT) return *out = a->u.i, RLX_OK;
+  if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be an int%s", arg_label(pos, name, lb, sizeof lb),
+                 a->kind == RLX_ARG_SYM ? " (symbolic sizes are not supported yet)" : "");
+}
+
+rlx_status lw_float(const rlx_aten_node *n, int pos, const char *name, double def, double *out) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return *out = def, RLX_OK;
+  if (a->kind == RLX_ARG_FLOAT) return *out = a->u.f, RLX_OK;
+  if (a->kind == RLX_ARG_INT) return *out = (double)a->u.i, RLX_OK;
+  if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number", arg_label(pos, name, lb, sizeof lb));
+}
+
+rlx_status lw_bool(const rlx_aten_node *n, int pos, const char *name, bool def, bool *out) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return *out = def, RLX_OK;
+  if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
+  if (a->kind == RLX_ARG_INT) return *out = a->u.i != 0, RLX_OK;
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a bool", arg_label(pos, name, lb, sizeof lb));
+}
+
+rlx_status lw_ints(const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  *count = 0;
+  if (!a) return RLX_OK;
+  if (a->kind == RLX_ARG_INT) {
+    out[0] = a->u.i;
+    *count = 1;
+    return RLX_OK;
+  }
+  if (a->kind != RLX_ARG_LIST)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a list of ints", arg_label(pos, name, lb, sizeof lb));
+  if (a->u.list.n > max)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s has %d entries (at most %d)",
+                   arg_label(pos, name, lb, sizeof lb), a->u.list.n, max);
+  for (int i = 0; i < a->u.list.n; i++) {
+    const rlx_arg *e = &a->u.list.items[i];
+    if (e->kind != RLX_ARG_INT)
+      return lw_fail(RLX_ERR_UNSUPPORTED, "%s[%d] must be an int%s", arg_label(pos, name, lb, sizeof lb),
+                     i, e->kind == RLX_ARG_SYM ? " (symbolic sizes are not supported yet)" : "");
+    out[i] = e->u.i;
+  }
+  *count = a->u.list.n;
+  return RLX_OK;
+}
+
+rlx_status lw_dtype(const rlx_aten_node *n, int pos, const char *name, int def, int *out) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return *out = def, RLX_OK;
+  if (a->kind != RLX_ARG_DTYPE)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a dtype", arg_label(pos, name, lb, sizeof lb));
+  *out = (int)a->u.dt;
+  return RLX_OK;
+}
+
+rlx_status lw_tensor_list(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name,
+                          int32_t *out, int max, int *count) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a || a->kind != RLX_ARG_LIST)
+    return lw_fail(RLX_ERR_FORMAT, "%s must be a list of tensors", arg_label(pos, name, lb, sizeof lb));
+  if (a->u.list.n > max)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s has %d tensors (at most %d)",
+                   arg_label(pos, name, lb, sizeof lb), a->u.list.n, max);
+  for (int i = 0; i < a->u.list.n; i++) {
+    const rlx_arg *e = &a->u.list.items[i];
+    if (e->kind == RLX_ARG_NONE) {
+      out[i] = -1;
+      continue;
+    }
+    if (e->kind != RLX_ARG_REF)
+      return lw_fail(RLX_ERR_FORMAT, "%s[%d] must be a tensor", arg_label(pos, name, lb, sizeof lb), i);
+    rlx_status st = lw_ref(lw, e->u.s, &out[i]);
+    if (st) return st;
+  }
+  *count = a->u.list.n;
+  return RLX_OK;
+}
+
+const rlx_tinfo *lw_out(const rlx_aten_node *n, int k) {
+  if ((n->out_kind != RLX_OUT_TENSOR && n->out_kind != RLX_OUT_LIST) || k >= n->n_outs) return NULL;
+  return n->outs[k].present ? &n->outs[k] : NULL;
+}
+
+bool lw_out_used(rlx_lower *lw, const rlx_aten_node *n, int k) {
+  int32_t mask = rlx_strmap_get(&lw->used, n->id);
+  return mask > 0 && k < 31 && ((mask >> k) & 1);
+}
+
+rlx_status lw_axis(int64_t axis, int rank, int *out) {
+  int a = rlx_axis(axis, RLX_MAX(rank, 1));
+  if (a < 0) return lw_fail(RLX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, rank);
+  *out = a;
+  return RLX_OK;
+}
+
+/* ---- emitting ---- */
+
+int32_t lw_emit_node(rlx_lower *lw, rlx_op op, const rlx_params *p, const int32_t *in, int n_in,
+                     int n_out) {
+  return rlx_graph_add_node(lw->g, op, p, in, n_in, n_out, lw->cur->id, lw->cur->op);
+}
+
+int32_t lw_emit(rlx_lower *lw, rlx_op op, const rlx_params *p, const int32_t *in, int n_in) {
+  int32_t k = lw_emit_node(lw, op, p, in, n_in, 1);
+  return k < 0 ? -1 : lw->g->nodes[k].out[0];
+}
+
+int32_t lw_cast(rlx_lower *lw, int32_t v, rlx_dtype t) {
+  if (v < 0 || lw_val(lw, v)->dtype == t) return v;
+  rlx_params p = {.cast = {.to = t}};
+  return lw_emit(lw, RLX_OP_CAST, &p, &v, 1);
+}
+
+int32_t lw_reshape(rlx_lower *lw, int32_t v, const rlx_shape *s) {
+  if (v < 0 || rlx_shape_eq(&lw_val(lw, v)->shape, s)) return v;
+  rlx_params p = {.shape = {.shape = *s}};
+  return lw_emit(lw, RLX_OP_RESHAPE, &p, &v, 1);
+}
+
+int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv) {
+  unsigned char buf[8];
+  if (rlx_dtype_is_float(t)) rlx_store_f64(buf, t, 0, v);
+  else rlx_store_i64(buf, t, 0, iv);
+  rlx_shape s = {.rank = 0};
+  return rlx_graph_add_const(lw->g, t, &s, buf);
+}
+
+int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t) {
+  switch (a->kind) {
+    case RLX_ARG_INT: return lw_scalar(lw, t, (double)a->u.i, a->u.i);
+    case RLX_ARG_BOOL: return lw_scalar(lw, t, a->u.b, a->u.b);
+    case RLX_ARG_FLOAT: return lw_scalar(lw, t, a->u.f, (int64_t)a->u.f);
+    default:
+      rlx_errorf(RLX_ERR_UNSUPPORTED, "expected a number");
+      return -1;
+  }
+}
+
+static rlx_status check_type(const rlx_aten_node *n, int k, const rlx_value *v, const rlx_tinfo *t) {
+  if (!t) return RLX_OK;
+  if (v->dtype == t->dtype && rlx_shape_eq(&v->shape, &t->shape)) return RLX_OK;
+  char a[128], b[128];
+  return lw_fail(RLX_ERR_SHAPE, "output %d: rlx infers %s %s but torch recorded %s %s", k,
+                 rlx_dtype_name(v->dtype), rlx_shape_str(&v->shape, a, sizeof a),
+                 rlx_dtype_name(t->dtype), rlx_shape_str(&t->shape, b, sizeof b));
+}
+
+rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v) {
+  if (v < 0) return rlx_last_status(); /* the failing emit set the message */
+  rlx_status st = check_type(n, 0, lw_val(lw, v), lw_out(n, 0));
+  return st ? st : rlx_strmap_put(&lw->vals, n->id, v);
+}
+
+rlx_status lw_bind_multi(rlx_lower *lw, const rlx_aten_node *n, const int32_t *v, int count) {
+  for (int k = 0; k < count; k++) {
+    if (v[k] < 0) continue;
+    rlx_status st = check_type(n, k, lw_val(lw, v[k]), lw_out(n, k));
+    if (st) return st;
+  }
+  if (rlx_grow((void **)&lw->outs, &lw->cap_multi, lw->n_multi + 1, sizeof *lw->outs) ||
+      rlx_grow((void **)&lw->n_outs, &lw->cap_multi_n, lw->n_multi + 1, sizeof *lw->n_outs))
+    return RLX_ERR_OUT_OF_MEMORY;
+  int32_t *copy = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(count ? count : 1));
+  if (!copy) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+  memcpy(copy, v, sizeof(int32_t) * (size_t)count);
+  lw->outs[lw->n_multi] = copy;
+  lw->n_outs[lw->n_multi] = count;
+  return rlx_strmap_put(&lw->multi, n->id, lw->n_multi++);
+}
+
+/* ---- type promotion (c10 ResultTypeState) ---- */
+
+static int promote_skip(int a, int b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return (int)rlx_dtype_promote((rlx_dtype)a, (rlx_dtype)b);
+}
+
+static int combine_categories(int higher, int lower) {
+  if (higher >= 0 && rlx_dtype_is_float((rlx_dtype)higher)) return higher;
+  if (higher == RLX_DTYPE_BOOL || (lower >= 0 && rlx_dtype_is_float((rlx_dtype)lower)))
+    return promote_skip(higher, lower);
+  return higher >= 0 ? higher : lower;
+}
+
+rlx_dtype lw_result_type(const lw_operand *ops, int n) {
+  int dim = -1, zero = -1, wrapped = -1;
+  for (int i = 0; i < n; i++) {
+    if (ops[i].is_tensor) {
+      if (ops[i].rank > 0) dim = promote_skip(dim, ops[i].dtype);
+      else zero = promote_skip(zero, ops[i].dtype);
+    } else {
+      int t = ops[i].kind == RLX_ARG_FLOAT ? RLX_DTYPE_F32
+              : ops[i].kind == RLX_ARG_BOOL ? RLX_DTYPE_BOOL : RLX_DTYPE_I64;
+      wrapped = promote_skip(wrapped, t);
+    }
+  }
+  int r = combine_categories(dim, combine_categories(zero, wrapped));
+  return r < 0 ? RLX_DTYPE_F32 : (rlx_dtype)r;
+}
+
+rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_t *v) {
+  memset(op, 0, sizeof *op);
+  *v = -1;
+  if (!a) return lw_fail(RLX_ERR_FORMAT, "an operand is missing");
+  if (a->kind == RLX_ARG_REF) {
+    rlx_status st = lw_ref(lw, a->u.s, v);
+    if (st) return st;
+    op->is_tensor = true;
+    op->dtype = lw_val(lw, *v)->dtype;
+    op->rank = lw_val(lw, *v)->shape.rank;
+    return RLX_OK;
+  }
+  if (a->kind == RLX_ARG_INT || a->kind == RLX_ARG_FLOAT || a->kind == RLX_ARG_BOOL) {
+    op->kind = a->kind;
+    return RLX_OK;
+  }
+  return lw_fail(RLX_ERR_UNSUPPORTED, "an operand must be a tensor or a number%s",
+                 a->kind == RLX_ARG_SYM ? " (symbolic values are not supported yet)" : "");
+}
+
+/* ---- the driver ---- */
+
+/* Collects every node whose op has no handler into one message. */
+static rlx_status coverage_check(const rlx_torch_ir *ir) {
+  int missing = 0;
+  for (int32_t i = 0; i < ir->n_nodes; i++) {
+    const char *op = ir->nodes[i].op;
+    if (!strcmp(op, "_getitem") || rlx_lower_find(op)) continue;
+    bool seen = false;
+    for (int32_t j = 0; j < i && !seen; j++) seen = !strcmp(ir->nodes[j].op, op);
+    if (!seen) missing++;
+  }
+  if (!missing) return RLX_OK;
+  char msg[4096];
+  size_t len = 0;
+  len += (size_t)snprintf(msg, sizeof msg, "aten->rlx registry does not yet support %d op(s): ", missing);
+  int listed = 0;
+  for (int32_t i = 0; i < ir->n_nodes && len < sizeof msg - 64; i++) {
+    const char *op = ir->nodes[i].op;
+    if (!strcmp(op, "_getitem") || rlx_lower_find(op)) continue;
+    bool seen = false;
+    for (int32_t j = 0; j < i && !seen; j++) seen = !strcmp(ir->nodes[j].op, op);
+    if (seen) continue;
+    len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s (nodes: ", listed++ ? ", " : "", op);
+    int shown = 0;
+    for (int32_t j = i; j < ir->n_nodes && len < sizeof msg - 64; j++) {
+      if (strcmp(ir->nodes[j].op, op)) continue;
+      if (shown == 4) {
+        len += (size_t)snprintf(msg + len, sizeof msg - len, ", ...");
+        break;
+      }
+      len += (size_t)snprintf(msg + len, sizeof msg - len, "%s%s", shown++ ? ", " : "", ir->nodes[j].id);
+    }
+    len += (size_t)snprintf(msg + len, sizeof msg - len, ")");
+  }
+  return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s", msg);
+}
+
+static rlx_status add_inputs_weights(rlx_lower *lw, const rlx_st_file *wf) {
+  const rlx_torch_ir *ir = lw->ir;
+  for (int32_t i = 0; i < ir->n_inputs; i++) {
+    const rlx_ir_input *in = &ir->inputs[i];
+    if (rlx_strmap_get(&lw->vals, in->id) >= 0)
+      return rlx_errorf(RLX_ERR_FORMAT, "input '%s' is declared twice", in->id);
+    int32_t v = rlx_graph_add_input(lw->g, in->id, in->dtype, &in->shape);
+    if (v < 0 || rlx_strmap_put(&lw->vals, in->id, v)) return RLX_ERR_OUT_OF_MEMORY;
+  }
+  for (int32_t i = 0; i < ir->n_weights; i++) {
+    const rlx_ir_weight *w = &ir->weights[i];
+    const rlx_st_tensor *t = rlx_st_find(wf, w->key);
+    char a[128], b[128];
+    if (!t)
+      return rlx_errorf(RLX_ERR_NOT_FOUND, "weight '%s' (placeholder %s) is missing from %s", w->key,
+                        w->id, wf->path);
+    if (t->dtype != w->dtype || !rlx_shape_eq(&t->shape, &w->shape))
+      return rlx_errorf(RLX_ERR_SHAPE, "weight '%s': %s holds %s %s but torch-ir.json declares %s %s",
+                        w->key, wf->path, rlx_dtype_name(t->dtype), rlx_shape_str(&t->shape, a, sizeof a),
+                        rlx_dtype_name(w->dtype), rlx_shape_str(&w->shape, b, sizeof b));
+    if (rlx_strmap_get(&lw->vals, w->id) >= 0)
+      return rlx_errorf(RLX_ERR_FORMAT, "weight placeholder '%s' is declared twice", w->id);
+    int32_t v;
+    if ((uintptr_t)t->data % rlx_dtype_size(t->dtype) == 0) {
+      v = rlx_graph_add_weight(lw->g, w->key, t->dtype, &t->shape, t->data);
+    } else { /* misaligned in the file: use an aligned copy */
+      v = rlx_graph_add_const(lw->g, t->dtype, &t->shape, t->data);
+      if (v >= 0) lw->g->values[v].name = rlx_pool_strdup(&lw->g->pool, w->key);
+    }
+    if (v < 0 || rlx_strmap_put(&lw->vals, w->id, v)) return RLX_ERR_OUT_OF_MEMORY;
+  }
+  return RLX_OK;
+}
+
+static rlx_status lower_getitem(rlx_lower *lw, const rlx_aten_node *n) {
+  if (n->n_args != 2 || n->args[0].kind != RLX_ARG_REF || n->args[1].kind != RLX_ARG_INT)
+    return lw_fail(RLX_ERR_FORMAT, "_getitem needs (node, index)");
+  const char *parent = n->args[0].u.s;
+  int64_t k = n->args[1].u.i;
+  int32_t m = rlx_strmap_get(&lw->multi, parent);
+  if (m < 0) return lw_fail(RLX_ERR_FORMAT, "_getitem of '%s', which has no multiple outputs", parent);
+  if (k < 0 || k >= lw->n_outs[m])
+    return lw_fail(RLX_ERR_FORMAT, "_getitem index %lld out of range for '%s' (%d outputs)",
+                   (long long)k, parent, lw->n_outs[m]);
+  int32_t v = lw->outs[m][k];
+  if (v < 0)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "output %lld of '%s' is not computed by rlx", (long long)k, parent);
+  return lw_bind(lw, n, v);
+}
+
+static rlx_status mark_used_outputs(rlx_lower *lw) {
+  const rlx_torch_ir *ir = lw->ir;
+  for (int32_t i = 0; i < ir->n_nodes; i++) {
+    const rlx_aten_node *n = &ir->nodes[i];
+    if (strcmp(n->op, "_getitem") || n->n_args != 2 || n->args[0].kind != RLX_ARG_REF ||
+        n->args[1].kind != RLX_ARG_INT || n->args[1].u.i < 0 || n->args[1].u.i >= 31)
+      continue;
+    int32_t mask = rlx_strmap_get(&lw->used, n->args[0].u.s);
+    if (mask < 0) mask = 0;
+    mask |= (int32_t)1 << n->args[1].u.i;
+    rlx_status st = rlx_strmap_put(&lw->used, n->args[0].u.s, mask);
+    if (st) return st;
+  }
+  return RLX_OK;
+}
+
+static rlx_status add_outputs(rlx_lower *lw) {
+  const rlx_torch_ir *ir = lw->ir;
+  for (int32_t i = 0; i < ir->n_outputs; i++) {
+    const rlx_ir_output *o = &ir->outputs[i];
+    int32_t v;
+    if (o->is_const) {
+      const rlx_arg *a = &o->value;
+      rlx_dtype t = a->kind == RLX_ARG_FLOAT ? RLX_DTYPE_F64
+                    : a->kind == RLX_ARG_BOOL ? RLX_DTYPE_BOOL : RLX_DTYPE_I64;
+      if (a->kind != RLX_ARG_FLOAT && a->kind != RLX_ARG_BOOL && a->kind != RLX_ARG_INT)
+        return rlx_errorf(RLX_ERR_UNSUPPORTED, "output %d: constant outputs must be numbers", i);
+      v = lw_scalar_arg(lw, a, t);
+      if (v < 0) return RLX_ERR_OUT_OF_MEMORY;
+    } else {
+      rlx_status st = lw_ref(lw, o->ref, &v);
+      if (st) {
+        rlx_error_prefix("output %d: ", i);
+        return st;
+      }
+      if ((st = check_type(NULL, 0, lw_val(lw, v), o->type.present ? &o->type : NULL))) {
+        rlx_error_prefix("graph output %d ('%s'): ", i, o->ref);
+        return st;
+      }
+    }
+    rlx_status st = rlx_graph_add_output(lw->g, v);
+    if (st) return st;
+  }
+  return RLX_OK;
+}
+
+rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, rlx_graph *g) {
+  rlx_graph_init(g);
+  rlx_lower lw = {.g = g, .ir = ir};
+  rlx_status st = coverage_check(ir);
+  if (!st) st = mark_used_outputs(&lw);
+  if (!st) st = add_inputs_weights(&lw, weights);
+  for (int32_t i = 0; !st && i < ir->n_nodes; i++) {
+    const rlx_aten_node *n = &ir->nodes[i];
+    lw.cur = n;
+    if (rlx_strmap_get(&lw.vals, n->id) >= 0 || rlx_strmap_get(&lw.multi, n->id) >= 0) {
+      st = rlx_errorf(RLX_ERR_FORMAT, "node id '%s' is used twice", n->id);
+      break;
+    }
+    st = strcmp(n->op, "_getitem") ? rlx_lower_find(n->op)(&lw, n) : lower_getitem(&lw, n);
+    if (st) rlx_error_prefix("node '%s' (%s): ", n->id, n->op);
+  }
+  if (!st) st = add_outputs(&lw);
+  rlx_strmap_free(&lw.vals);
+  rlx_strmap_free(&lw.multi);
+  rlx_strmap_free(&lw.used);
+  rlx_free(lw.outs);
+  rlx_free(lw.n_outs);
+  if (st) rlx_graph_free(g);
+  return st;
+}

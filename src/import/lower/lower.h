@@ -1,0 +1,116 @@
+/*
+ * lower.h — aten -> rlx lowering: the context shared by the handlers, the
+ * helpers they use to read arguments and emit nodes, and the handler list.
+ *
+ * Each handler lowers one aten node into rlx nodes, labelled with the node's
+ * FX name, and binds the node's result(s) with lw_bind / lw_bind_multi, which
+ * check the inferred shape and dtype against the ones torch recorded. Errors
+ * are prefixed with "node '<id>' (<op>): " by the driver.
+ */
+#ifndef RLX_LOWER_H
+#define RLX_LOWER_H
+
+#include <string.h>
+
+#include "import/safetensors.h"
+#include "import/torch_ir.h"
+#include "ir/graph.h"
+
+typedef struct rlx_lower {
+  rlx_graph *g;
+  const rlx_torch_ir *ir;
+  rlx_strmap vals;      /* aten value name -> rlx value id */
+  rlx_strmap multi;     /* multi-output node name -> index into outs */
+  rlx_strmap used;      /* multi-output node name -> bitmask of _getitem indices used */
+  int32_t **outs;       /* per multi-output node: value id per output (-1: not computed) */
+  int32_t *n_outs;
+  int32_t n_multi, cap_multi, cap_multi_n;
+  const rlx_aten_node *cur;
+} rlx_lower;
+
+typedef rlx_status (*rlx_lower_fn)(rlx_lower *lw, const rlx_aten_node *n);
+
+#define RLX_ATEN(name, fn) rlx_status fn(rlx_lower *lw, const rlx_aten_node *n);
+#include "import/lower/aten_ops.def"
+#undef RLX_ATEN
+
+/* Lowers a parsed torch-ir graph with its weights into g (initialized here).
+ * Unsupported ops are all reported in one RLX_ERR_UNSUPPORTED error whose
+ * text the exporter's auto-decompose loop parses: "aten->rlx registry does
+ * not yet support N op(s): aten.x.y (nodes: a, b), ...". */
+rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, rlx_graph *g);
+
+/* Registry introspection (for `rlx ops`). */
+int rlx_lower_registry_count(void);
+const char *rlx_lower_registry_name(int i);
+/* The registered handler for an aten op string, or NULL. */
+rlx_lower_fn rlx_lower_find(const char *op);
+
+/* ---- helpers for handlers ---- */
+
+/* The overload part of n->op ("Tensor" for "aten.add.Tensor"), "" if none. */
+const char *lw_overload(const rlx_aten_node *n);
+/* true if the base name of n->op equals `base` ("add" for "aten.add.Tensor"). */
+bool lw_is(const rlx_aten_node *n, const char *base);
+
+rlx_status lw_fail(rlx_status s, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* Argument readers: positional `pos` (or -1) or keyword `name` (or NULL).
+ * An absent or None argument yields the default; a wrong kind is an error
+ * naming the argument. */
+const rlx_arg *lw_arg(const rlx_aten_node *n, int pos, const char *name);
+rlx_status lw_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
+rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
+rlx_status lw_int(const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out);
+rlx_status lw_float(const rlx_aten_node *n, int pos, const char *name, double def, double *out);
+rlx_status lw_bool(const rlx_aten_node *n, int pos, const char *name, bool def, bool *out);
+/* An int list (a single int counts as a list of one); *count = 0 if absent. */
+rlx_status lw_ints(const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count);
+/* A dtype argument, or `def` when absent/None. */
+rlx_status lw_dtype(const rlx_aten_node *n, int pos, const char *name, int def, int *out);
+/* A tensor list (cat, index): value ids, -1 for None entries. */
+rlx_status lw_tensor_list(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name,
+                          int32_t *out, int max, int *count);
+/* Resolves a value name. */
+rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v);
+
+/* The recorded type of output k of n (NULL if not a tensor). */
+const rlx_tinfo *lw_out(const rlx_aten_node *n, int k);
+/* Whether output k of a multi-output node is used by some _getitem. */
+bool lw_out_used(rlx_lower *lw, const rlx_aten_node *n, int k);
+
+static inline const rlx_value *lw_val(rlx_lower *lw, int32_t v) { return &lw->g->values[v]; }
+
+/* Emitting: nodes are labelled with the current aten node. Return -1 on
+ * error (message set). */
+int32_t lw_emit(rlx_lower *lw, rlx_op op, const rlx_params *p, const int32_t *in, int n_in);
+int32_t lw_emit_node(rlx_lower *lw, rlx_op op, const rlx_params *p, const int32_t *in, int n_in,
+                     int n_out);
+int32_t lw_cast(rlx_lower *lw, int32_t v, rlx_dtype t);
+int32_t lw_reshape(rlx_lower *lw, int32_t v, const rlx_shape *s);
+int32_t lw_binary(rlx_lower *lw, rlx_binary_kind k, int32_t a, int32_t b);
+/* A constant scalar (rank 0) of dtype t holding v (ints use iv exactly). */
+int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv);
+/* A Python-scalar argument as a rank-0 constant of dtype t. */
+int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t);
+
+/* Binds the node's (single) result, checking it against the recorded type. */
+rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v);
+/* Binds result k of a multi-output node (v = -1: not computed). */
+rlx_status lw_bind_multi(rlx_lower *lw, const rlx_aten_node *n, const int32_t *v, int count);
+
+/* torch's result_type over tensors and Python scalars. */
+typedef struct lw_operand {
+  bool is_tensor;
+  rlx_dtype dtype; /* tensors */
+  int rank;        /* tensors */
+  rlx_arg_kind kind; /* scalars: RLX_ARG_INT, _FLOAT or _BOOL */
+} lw_operand;
+rlx_dtype lw_result_type(const lw_operand *ops, int n);
+/* Describes argument `a` (a tensor ref or a scalar) as an operand. */
+rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_t *v);
+
+/* Normalizes axis against rank or fails naming the node. */
+rlx_status lw_axis(int64_t axis, int rank, int *out);
+
+#endif /* RLX_LOWER_H */

@@ -1,0 +1,127 @@
+/*
+ * norm.c — lowering of layer_norm, rms_norm, group_norm, batch_norm (all
+ * aten spellings; inference statistics only) and softmax / log_softmax.
+ */
+#include "import/lower/lower.h"
+
+/* Binds y as output 0 of a node that may record (y, mean, rstd). */
+static rlx_status bind_first(rlx_lower *lw, const rlx_aten_node *n, int32_t y) {
+  if (n->out_kind != RLX_OUT_LIST) return lw_bind(lw, n, y);
+  if (y < 0) return rlx_last_status();
+  int32_t outs[8];
+  int cnt = RLX_MIN(n->n_outs, 8);
+  for (int i = 0; i < cnt; i++) outs[i] = i ? -1 : y;
+  return lw_bind_multi(lw, n, outs, cnt);
+}
+
+static rlx_status need_float(rlx_lower *lw, int32_t x) {
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  if (!rlx_dtype_is_float(t))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "normalization of a %s tensor", rlx_dtype_name(t));
+  return RLX_OK;
+}
+
+rlx_status rlx_lower_layer_norm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w, b;
+  int64_t shape[RLX_MAX_RANK];
+  int cnt;
+  double eps;
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_ints(n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "weight", &w);
+  if (!st) st = lw_opt_tensor(lw, n, 3, "bias", &b);
+  if (!st) st = lw_float(n, 4, "eps", 1e-5, &eps);
+  if (!st) st = need_float(lw, x);
+  if (st) return st;
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  rlx_params p = {.norm = {.n_axes = cnt, .eps = eps}};
+  int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
+  return bind_first(lw, n, lw_emit(lw, RLX_OP_LAYER_NORM, &p, in, 3));
+}
+
+rlx_status rlx_lower_rms_norm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w;
+  int64_t shape[RLX_MAX_RANK];
+  int cnt;
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_ints(n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "weight", &w);
+  if (!st) st = need_float(lw, x);
+  if (st) return st;
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  /* eps=None means the dtype's machine epsilon, as torch.finfo(dtype).eps */
+  double def = t == RLX_DTYPE_F64 ? 2.220446049250313e-16 : t == RLX_DTYPE_F16 ? 0.0009765625
+               : t == RLX_DTYPE_BF16 ? 0.0078125 : 1.1920928955078125e-07;
+  rlx_params p = {.norm = {.n_axes = cnt}};
+  if ((st = lw_float(n, 3, "eps", def, &p.norm.eps))) return st;
+  int32_t in[2] = {x, lw_cast(lw, w, t)};
+  return bind_first(lw, n, lw_emit(lw, RLX_OP_RMS_NORM, &p, in, 2));
+}
+
+rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w, b;
+  int64_t groups;
+  double eps;
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (st) return st;
+  if (lw_is(n, "native_group_norm")) { /* (x, w, b, N, C, HxW, group, eps) */
+    if (!(st = lw_opt_tensor(lw, n, 1, "weight", &w)) && !(st = lw_opt_tensor(lw, n, 2, "bias", &b)) &&
+        !(st = lw_int(n, 6, "group", 1, &groups)))
+      st = lw_float(n, 7, "eps", 1e-5, &eps);
+  } else { /* (x, num_groups, w, b, eps, cudnn) */
+    if (!(st = lw_int(n, 1, "num_groups", 1, &groups)) && !(st = lw_opt_tensor(lw, n, 2, "weight", &w)) &&
+        !(st = lw_opt_tensor(lw, n, 3, "bias", &b)))
+      st = lw_float(n, 4, "eps", 1e-5, &eps);
+  }
+  if (!st) st = need_float(lw, x);
+  if (st) return st;
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  rlx_params p = {.norm = {.groups = groups, .eps = eps}};
+  int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
+  return bind_first(lw, n, lw_emit(lw, RLX_OP_GROUP_NORM, &p, in, 3));
+}
+
+/* batch_norm(x, w, b, mean, var, training, momentum, eps, cudnn)
+ * native_batch_norm(x, w, b, mean, var, training, momentum, eps)
+ * _native_batch_norm_legit(x, w, b, mean, var, training, momentum, eps)
+ * _native_batch_norm_legit_no_training(x, w, b, mean, var, momentum, eps) */
+rlx_status rlx_lower_batch_norm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w, b, mean, var;
+  bool training = false;
+  double eps;
+  bool no_training = lw_is(n, "_native_batch_norm_legit_no_training");
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_opt_tensor(lw, n, 1, "weight", &w);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
+  if (!st) st = lw_opt_tensor(lw, n, 3, "running_mean", &mean);
+  if (!st) st = lw_opt_tensor(lw, n, 4, "running_var", &var);
+  if (!st && !no_training) st = lw_bool(n, 5, "training", false, &training);
+  if (!st) st = lw_float(n, no_training ? 6 : 7, "eps", 1e-5, &eps);
+  if (!st) st = need_float(lw, x);
+  if (st) return st;
+  if (training || mean < 0 || var < 0)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "batch_norm with batch statistics (training mode); export "
+                   "the model in eval() mode");
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  rlx_params p = {.norm = {.eps = eps}};
+  int32_t in[5] = {x, lw_cast(lw, mean, t), lw_cast(lw, var, t), lw_cast(lw, w, t), lw_cast(lw, b, t)};
+  return bind_first(lw, n, lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5));
+}
+
+/* softmax(x, dim, dtype?), _softmax(x, dim, half_to_float), and the log forms. */
+rlx_status rlx_lower_softmax(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t dim;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(n, 1, "dim", -1, &dim);
+  if (st) return st;
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_dtype ot = t ? t->dtype : lw_val(lw, x)->dtype;
+  if (!rlx_dtype_is_float(ot)) return lw_fail(RLX_ERR_UNSUPPORTED, "softmax to %s", rlx_dtype_name(ot));
+  x = lw_cast(lw, x, ot); /* dtype= / half_to_float cast the input first */
+  if (x < 0) return rlx_last_status();
+  int a;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  rlx_params p = {.softmax = {.axis = a, .log = lw_is(n, "log_softmax") || lw_is(n, "_log_softmax")}};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SOFTMAX, &p, &x, 1));
+}

@@ -1,0 +1,381 @@
+/*
+ * torch_ir.c — parses and validates torch-ir.json into rlx_torch_ir (see
+ * torch_ir.h for the format). The cJSON tree is converted into pool-owned
+ * structs and freed; nothing in the result points into it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "import/json_util.h"
+#include "import/torch_ir.h"
+
+#define MAX_ARG_DEPTH 16
+
+typedef struct parser {
+  rlx_torch_ir *ir;
+  const char *path;
+  char where[512];
+} parser;
+
+static rlx_status oom(void) { return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading torch-ir.json"); }
+
+static rlx_status dup_str(parser *p, const char *s, const char **out) {
+  *out = rlx_pool_strdup(&p->ir->pool, s);
+  return *out ? RLX_OK : oom();
+}
+
+static rlx_status parse_arg(parser *p, const cJSON *j, rlx_arg *a, int depth);
+
+static rlx_status parse_list(parser *p, const cJSON *arr, rlx_arg **items, int32_t *n, int depth) {
+  int cnt = cJSON_GetArraySize(arr);
+  *n = cnt;
+  *items = rlx_pool_alloc(&p->ir->pool, sizeof(rlx_arg) * (size_t)(cnt ? cnt : 1));
+  if (!*items) return oom();
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_status st = parse_arg(p, e, &(*items)[i++], depth + 1);
+    if (st) return st;
+  }
+  return RLX_OK;
+}
+
+static rlx_status parse_float(const cJSON *v, const char *where, double *out) {
+  if (cJSON_IsNumber(v)) {
+    *out = v->valuedouble;
+    return RLX_OK;
+  }
+  if (cJSON_IsString(v)) {
+    if (!strcmp(v->valuestring, "inf")) return *out = INFINITY, RLX_OK;
+    if (!strcmp(v->valuestring, "-inf")) return *out = -INFINITY, RLX_OK;
+    if (!strcmp(v->valuestring, "nan")) return *out = NAN, RLX_OK;
+  }
+  return rlx_errorf(RLX_ERR_FORMAT, "%s: a float must be a number or \"inf\", \"-inf\", \"nan\"", where);
+}
+
+static rlx_status parse_arg(parser *p, const cJSON *j, rlx_arg *a, int depth) {
+  const char *w = p->where;
+  if (depth > MAX_ARG_DEPTH) return rlx_errorf(RLX_ERR_FORMAT, "%s: arguments nest too deeply", w);
+  if (!cJSON_IsObject(j) || !j->child || j->child->next)
+    return rlx_errorf(RLX_ERR_FORMAT, "%s: an argument must be an object with one tag key", w);
+  const cJSON *v = j->child;
+  const char *tag = v->string;
+  memset(a, 0, sizeof *a);
+  if (!strcmp(tag, "ref") || !strcmp(tag, "str") || !strcmp(tag, "sym")) {
+    if (!cJSON_IsString(v)) return rlx_errorf(RLX_ERR_FORMAT, "%s: '%s' must hold a string", w, tag);
+    a->kind = tag[0] == 'r' ? RLX_ARG_REF : tag[1] == 't' ? RLX_ARG_STR : RLX_ARG_SYM;
+    return dup_str(p, v->valuestring, &a->u.s);
+  }
+  if (!strcmp(tag, "int")) {
+    a->kind = RLX_ARG_INT;
+    return rlx_json_int(v, w, &a->u.i);
+  }
+  if (!strcmp(tag, "float")) {
+    a->kind = RLX_ARG_FLOAT;
+    return parse_float(v, w, &a->u.f);
+  }
+  if (!strcmp(tag, "bool")) {
+    if (!cJSON_IsBool(v)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'bool' must hold true/false", w);
+    a->kind = RLX_ARG_BOOL;
+    a->u.b = cJSON_IsTrue(v);
+    return RLX_OK;
+  }
+  if (!strcmp(tag, "dtype")) {
+    if (!cJSON_IsString(v)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'dtype' must hold a string", w);
+    int t = rlx_dtype_from_token(v->valuestring);
+    if (t < 0) return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: unknown dtype '%s'", w, v->valuestring);
+    a->kind = RLX_ARG_DTYPE;
+    a->u.dt = (rlx_dtype)t;
+    return RLX_OK;
+  }
+  if (!strcmp(tag, "none")) {
+    a->kind = RLX_ARG_NONE;
+    return RLX_OK;
+  }
+  if (!strcmp(tag, "list")) {
+    if (!cJSON_IsArray(v)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'list' must hold an array", w);
+    a->kind = RLX_ARG_LIST;
+    return parse_list(p, v, &a->u.list.items, &a->u.list.n, depth);
+  }
+  return rlx_errorf(RLX_ERR_FORMAT, "%s: unknown argument tag '%s'", w, tag);
+}
+
+static rlx_status parse_tinfo(parser *p, const cJSON *j, rlx_tinfo *t) {
+  memset(t, 0, sizeof *t);
+  if (cJSON_IsNull(j)) return RLX_OK;
+  if (!cJSON_IsObject(j)) return rlx_errorf(RLX_ERR_FORMAT, "%s: a tensor type must be an object", p->where);
+  char w[600];
+  snprintf(w, sizeof w, "%s.shape", p->where);
+  rlx_status st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(j, "shape"), w, &t->shape);
+  if (!st) st = rlx_json_dtype(j, "dtype", p->where, &t->dtype);
+  t->present = st == RLX_OK;
+  return st;
+}
+
+static rlx_status parse_out(parser *p, const cJSON *j, rlx_aten_node *n) {
+  if (!j || cJSON_IsNull(j)) {
+    n->out_kind = RLX_OUT_NONE;
+    return RLX_OK;
+  }
+  if (cJSON_IsArray(j)) {
+    n->out_kind = RLX_OUT_LIST;
+    n->n_outs = cJSON_GetArraySize(j);
+    n->outs = rlx_pool_alloc(&p->ir->pool, sizeof(rlx_tinfo) * (size_t)(n->n_outs ? n->n_outs : 1));
+    if (!n->outs) return oom();
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j) {
+      rlx_status st = parse_tinfo(p, e, &n->outs[i++]);
+      if (st) return st;
+    }
+    return RLX_OK;
+  }
+  const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
+  if (sc) {
+    n->out_kind = RLX_OUT_SCALAR;
+    return parse_arg(p, sc, &n->scalar, 0);
+  }
+  n->out_kind = RLX_OUT_TENSOR;
+  n->n_outs = 1;
+  n->outs = rlx_pool_alloc(&p->ir->pool, sizeof(rlx_tinfo));
+  if (!n->outs) return oom();
+  return parse_tinfo(p, j, &n->outs[0]);
+}
+
+static rlx_status parse_node(parser *p, const cJSON *j, int idx, rlx_aten_node *n) {
+  snprintf(p->where, sizeof p->where, "%s: nodes[%d]", p->path, idx);
+  if (!cJSON_IsObject(j)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
+  const char *s;
+  rlx_status st = rlx_json_str(j, "id", p->where, &s);
+  if (st || (st = dup_str(p, s, &n->id))) return st;
+  snprintf(p->where, sizeof p->where, "%.200s: nodes[%d] '%.100s'", p->path, idx, n->id);
+  if ((st = rlx_json_str(j, "op", p->where, &s)) || (st = dup_str(p, s, &n->op))) return st;
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(j, "args");
+  if (!cJSON_IsArray(args)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'args' must be a list", p->where);
+  if ((st = parse_list(p, args, &n->args, &n->n_args, 0))) return st;
+  const cJSON *kw = cJSON_GetObjectItemCaseSensitive(j, "kwargs");
+  if (kw && !cJSON_IsNull(kw)) {
+    if (!cJSON_IsObject(kw)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'kwargs' must be an object", p->where);
+    int cnt = cJSON_GetArraySize(kw);
+    n->kw_names = rlx_pool_alloc(&p->ir->pool, sizeof(char *) * (size_t)(cnt ? cnt : 1));
+    n->kw_vals = rlx_pool_alloc(&p->ir->pool, sizeof(rlx_arg) * (size_t)(cnt ? cnt : 1));
+    if (!n->kw_names || !n->kw_vals) return oom();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, kw) {
+      if ((st = dup_str(p, e->string, &n->kw_names[n->n_kwargs])) ||
+          (st = parse_arg(p, e, &n->kw_vals[n->n_kwargs], 0)))
+        return st;
+      n->n_kwargs++;
+    }
+  }
+  return parse_out(p, cJSON_GetObjectItemCaseSensitive(j, "out"), n);
+}
+
+static rlx_status parse_inputs(parser *p, const cJSON *arr) {
+  rlx_torch_ir *ir = p->ir;
+  ir->n_inputs = cJSON_GetArraySize(arr);
+  ir->inputs = rlx_pool_alloc(&ir->pool, sizeof(rlx_ir_input) * (size_t)(ir->n_inputs + 1));
+  if (!ir->inputs) return oom();
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_ir_input *in = &ir->inputs[i];
+    snprintf(p->where, sizeof p->where, "%s: inputs[%d]", p->path, i);
+    const char *s;
+    rlx_status st = rlx_json_str(e, "id", p->where, &s);
+    if (st || (st = dup_str(p, s, &in->id))) return st;
+    char w[600];
+    snprintf(w, sizeof w, "%s.shape", p->where);
+    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), w, &in->shape)) ||
+        (st = rlx_json_dtype(e, "dtype", p->where, &in->dtype)))
+      return st;
+    for (int d = 0; d < RLX_MAX_RANK; d++) in->dynamic[d] = -1;
+    const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(e, "dynamic");
+    if (dyn && !cJSON_IsNull(dyn)) {
+      if (!cJSON_IsArray(dyn) || cJSON_GetArraySize(dyn) != in->shape.rank)
+        return rlx_errorf(RLX_ERR_FORMAT, "%s: 'dynamic' must list one entry per axis", p->where);
+      int d = 0;
+      const cJSON *x;
+      cJSON_ArrayForEach(x, dyn) {
+        int64_t v;
+        if (rlx_json_int(x, p->where, &v) || v < -1 || v > 1000000)
+          return rlx_errorf(RLX_ERR_FORMAT, "%s: dynamic[%d] must be -1 or a symbol id", p->where, d);
+        in->dynamic[d++] = (int32_t)v;
+        in->has_dynamic |= v >= 0;
+      }
+    }
+    i++;
+  }
+  return RLX_OK;
+}
+
+static rlx_status parse_weights(parser *p, const cJSON *arr) {
+  rlx_torch_ir *ir = p->ir;
+  ir->n_weights = cJSON_GetArraySize(arr);
+  ir->weights = rlx_pool_alloc(&ir->pool, sizeof(rlx_ir_weight) * (size_t)(ir->n_weights + 1));
+  if (!ir->weights) return oom();
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_ir_weight *w = &ir->weights[i];
+    snprintf(p->where, sizeof p->where, "%s: weights[%d]", p->path, i);
+    const char *s;
+    rlx_status st;
+    if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, &w->id)) ||
+        (st = rlx_json_str(e, "key", p->where, &s)) || (st = dup_str(p, s, &w->key)))
+      return st;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
+    if ((st = dup_str(p, cJSON_IsString(k) ? k->valuestring : "param", &w->kind))) return st;
+    char ws[800];
+    snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, w->key);
+    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, &w->shape)) ||
+        (st = rlx_json_dtype(e, "dtype", p->where, &w->dtype)))
+      return st;
+    i++;
+  }
+  return RLX_OK;
+}
+
+static rlx_status parse_outputs(parser *p, const cJSON *arr) {
+  rlx_torch_ir *ir = p->ir;
+  ir->n_outputs = cJSON_GetArraySize(arr);
+  ir->outputs = rlx_pool_alloc(&ir->pool, sizeof(rlx_ir_output) * (size_t)(ir->n_outputs + 1));
+  if (!ir->outputs) return oom();
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_ir_output *o = &ir->outputs[i];
+    snprintf(p->where, sizeof p->where, "%s: outputs[%d]", p->path, i);
+    if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
+    rlx_status st;
+    if (c) {
+      o->is_const = true;
+      if ((st = parse_arg(p, c, &o->value, 0))) return st;
+    } else {
+      const char *s;
+      if ((st = rlx_json_str(e, "ref", p->where, &s)) || (st = dup_str(p, s, &o->ref)) ||
+          (st = parse_tinfo(p, e, &o->type)))
+        return st;
+    }
+    i++;
+  }
+  return RLX_OK;
+}
+
+static const cJSON *need_array(const cJSON *root, const char *key, const char *path, rlx_status *st) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (!cJSON_IsArray(a)) *st = rlx_errorf(RLX_ERR_FORMAT, "%s: field '%s' must be a list", path, key);
+  return a;
+}
+
+rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rlx_torch_ir *ir) {
+  memset(ir, 0, sizeof *ir);
+  cJSON *root = NULL;
+  rlx_status st = rlx_json_parse(text, len, path, &root);
+  if (st) return st;
+  parser p = {.ir = ir, .path = path};
+  const char *s;
+  const cJSON *v;
+  if (!cJSON_IsObject(root)) {
+    st = rlx_errorf(RLX_ERR_FORMAT, "%s: the top level must be an object", path);
+    goto done;
+  }
+  v = cJSON_GetObjectItemCaseSensitive(root, "format");
+  if (!cJSON_IsString(v) || strcmp(v->valuestring, "rlx-torch-ir") != 0) {
+    st = rlx_errorf(RLX_ERR_FORMAT, "%s: 'format' must be \"rlx-torch-ir\" (is this a torch-ir.json "
+                    "written by rlx.export?)", path);
+    goto done;
+  }
+  v = cJSON_GetObjectItemCaseSensitive(root, "version");
+  int64_t ver;
+  if (rlx_json_int(v, "version", &ver) || ver != 1) {
+    st = rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: unsupported 'version' (rlx reads version 1)", path);
+    goto done;
+  }
+  v = cJSON_GetObjectItemCaseSensitive(root, "model_name");
+  if ((st = dup_str(&p, cJSON_IsString(v) ? v->valuestring : "model", &ir->model_name))) goto done;
+  v = cJSON_GetObjectItemCaseSensitive(root, "producer");
+  if ((st = dup_str(&p, cJSON_IsString(v) ? v->valuestring : "", &ir->producer))) goto done;
+  v = cJSON_GetObjectItemCaseSensitive(root, "decomposition");
+  if ((st = dup_str(&p, cJSON_IsString(v) ? v->valuestring : "", &ir->decomposition))) goto done;
+  (void)s;
+
+  const cJSON *ins = need_array(root, "inputs", path, &st), *ws = need_array(root, "weights", path, &st);
+  const cJSON *nodes = need_array(root, "nodes", path, &st), *outs = need_array(root, "outputs", path, &st);
+  if (st) goto done;
+  if ((st = parse_inputs(&p, ins)) || (st = parse_weights(&p, ws)) || (st = parse_outputs(&p, outs)))
+    goto done;
+  ir->n_nodes = cJSON_GetArraySize(nodes);
+  ir->nodes = rlx_pool_alloc(&ir->pool, sizeof(rlx_aten_node) * (size_t)(ir->n_nodes + 1));
+  if (!ir->nodes) {
+    st = oom();
+    goto done;
+  }
+  int i = 0;
+  cJSON_ArrayForEach(v, nodes) {
+    if ((st = parse_node(&p, v, i, &ir->nodes[i]))) goto done;
+    i++;
+  }
+done:
+  cJSON_Delete(root);
+  if (st) rlx_torch_ir_free(ir);
+  return st;
+}
+
+rlx_status rlx_read_file(const char *path, char **buf_out, size_t *len_out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return rlx_errorf(RLX_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (cap - len < 65536) {
+      size_t nc = cap ? cap * 2 : 65536;
+      char *nb = rlx_realloc(buf, nc + 1);
+      if (!nb) {
+        rlx_free(buf);
+        fclose(f);
+        return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+      }
+      buf = nb, cap = nc;
+    }
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0) break;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    rlx_free(buf);
+    return rlx_errorf(RLX_ERR_IO, "error reading %s", path);
+  }
+  buf[len] = '\0';
+  *buf_out = buf;
+  *len_out = len;
+  return RLX_OK;
+}
+
+rlx_status rlx_torch_ir_load(const char *path, rlx_torch_ir *ir) {
+  char *buf;
+  size_t len;
+  rlx_status st = rlx_read_file(path, &buf, &len);
+  if (st) return st;
+  st = rlx_torch_ir_parse(buf, len, path, ir);
+  rlx_free(buf);
+  return st;
+}
+
+void rlx_torch_ir_free(rlx_torch_ir *ir) {
+  rlx_pool_free(&ir->pool);
+  memset(ir, 0, sizeof *ir);
+}
+
+const rlx_arg *rlx_aten_arg(const rlx_aten_node *n, int pos, const char *name) {
+  if (pos >= 0 && pos < n->n_args) return &n->args[pos];
+  if (name)
+    for (int32_t i = 0; i < n->n_kwargs; i++)
+      if (!strcmp(n->kw_names[i], name)) return &n->kw_vals[i];
+  return NULL;
+}

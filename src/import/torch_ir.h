@@ -1,0 +1,126 @@
+/*
+ * torch_ir.h — the parsed form of torch-ir.json (format "rlx-torch-ir",
+ * version 1), the ATen graph written by `python3 -m rlx.export`.
+ *
+ * Layout of the file (see DESIGN.md, "torch-ir.json"):
+ *
+ *   {format, version, model_name, producer, decomposition,
+ *    inputs:  [{id, shape, dtype, dynamic?}],
+ *    weights: [{id, key, shape, dtype, kind}],
+ *    nodes:   [{id, op, args, kwargs, out}],        topological order
+ *    outputs: [{ref, shape, dtype} | {const: arg}]}
+ *
+ * Arguments are tagged objects: {"ref": name}, {"int": n}, {"float": x or
+ * "inf"/"-inf"/"nan"}, {"bool": b}, {"str": s}, {"dtype": tok},
+ * {"none": true}, {"list": [...]}, {"sym": name}.
+ *
+ * The parser treats the file as hostile: every field is type-checked, every
+ * shape is bounded, and errors name the JSON path ("nodes[12] 'conv_1':
+ * out.shape[2] must be a non-negative integer") or the byte offset of a
+ * syntax error. All memory lives in the struct's pool.
+ */
+#ifndef RLX_TORCH_IR_H
+#define RLX_TORCH_IR_H
+
+#include "core/core.h"
+
+typedef enum rlx_arg_kind {
+  RLX_ARG_NONE,
+  RLX_ARG_REF,
+  RLX_ARG_INT,
+  RLX_ARG_FLOAT,
+  RLX_ARG_BOOL,
+  RLX_ARG_STR,
+  RLX_ARG_DTYPE,
+  RLX_ARG_LIST,
+  RLX_ARG_SYM
+} rlx_arg_kind;
+
+typedef struct rlx_arg rlx_arg;
+struct rlx_arg {
+  rlx_arg_kind kind;
+  union {
+    const char *s; /* REF, STR, SYM */
+    int64_t i;     /* INT (huge values clamp to INT64_MIN/MAX) */
+    double f;      /* FLOAT */
+    bool b;        /* BOOL */
+    rlx_dtype dt;  /* DTYPE */
+    struct {
+      rlx_arg *items;
+      int32_t n;
+    } list;
+  } u;
+};
+
+/* One recorded tensor type: present is false for a null entry. */
+typedef struct rlx_tinfo {
+  bool present;
+  rlx_dtype dtype;
+  rlx_shape shape;
+} rlx_tinfo;
+
+typedef enum rlx_out_kind { RLX_OUT_NONE, RLX_OUT_TENSOR, RLX_OUT_LIST, RLX_OUT_SCALAR } rlx_out_kind;
+
+typedef struct rlx_aten_node {
+  const char *id;  /* FX node name */
+  const char *op;  /* "aten.convolution.default", "_getitem", ... */
+  rlx_arg *args;
+  int32_t n_args;
+  const char **kw_names;
+  rlx_arg *kw_vals;
+  int32_t n_kwargs;
+  rlx_out_kind out_kind;
+  rlx_tinfo *outs; /* TENSOR: 1 entry; LIST: n_outs entries */
+  int32_t n_outs;
+  rlx_arg scalar;  /* SCALAR */
+} rlx_aten_node;
+
+typedef struct rlx_ir_input {
+  const char *id;
+  rlx_dtype dtype;
+  rlx_shape shape;
+  int32_t dynamic[RLX_MAX_RANK]; /* -1 static, else a symbol id */
+  bool has_dynamic;
+} rlx_ir_input;
+
+typedef struct rlx_ir_weight {
+  const char *id, *key, *kind;
+  rlx_dtype dtype;
+  rlx_shape shape;
+} rlx_ir_weight;
+
+typedef struct rlx_ir_output {
+  bool is_const;
+  const char *ref; /* !is_const */
+  rlx_tinfo type;  /* !is_const */
+  rlx_arg value;   /* is_const */
+} rlx_ir_output;
+
+typedef struct rlx_torch_ir {
+  rlx_pool pool;
+  const char *model_name, *producer, *decomposition;
+  rlx_ir_input *inputs;
+  int32_t n_inputs;
+  rlx_ir_weight *weights;
+  int32_t n_weights;
+  rlx_aten_node *nodes;
+  int32_t n_nodes;
+  rlx_ir_output *outputs;
+  int32_t n_outputs;
+} rlx_torch_ir;
+
+/* Parses torch-ir.json text. `path` is only used in messages. On error the
+ * struct is left freed. */
+rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rlx_torch_ir *ir);
+/* Reads and parses a file. */
+rlx_status rlx_torch_ir_load(const char *path, rlx_torch_ir *ir);
+void rlx_torch_ir_free(rlx_torch_ir *ir);
+
+/* Argument access for lowering: positional `pos` or keyword `name`. NULL when
+ * absent (or when the value is {"none": true} and none_is_absent). */
+const rlx_arg *rlx_aten_arg(const rlx_aten_node *n, int pos, const char *name);
+
+/* Reads a whole file into a NUL-terminated heap buffer (rlx_free it). */
+rlx_status rlx_read_file(const char *path, char **buf_out, size_t *len_out);
+
+#endif /* RLX_TORCH_IR_H */

@@ -1,0 +1,293 @@
+/*
+ * graph.c — building, copying and verifying rlx graphs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/graph.h"
+
+void rlx_graph_init(rlx_graph *g) { memset(g, 0, sizeof *g); }
+
+void rlx_graph_free(rlx_graph *g) {
+  if (!g) return;
+  for (int32_t i = 0; i < g->n_owned; i++) rlx_aligned_free(g->owned[i]);
+  rlx_free(g->owned);
+  rlx_free(g->values);
+  rlx_free(g->nodes);
+  rlx_free(g->inputs);
+  rlx_free(g->outputs);
+  rlx_pool_free(&g->pool);
+  memset(g, 0, sizeof *g);
+}
+
+static int32_t new_value(rlx_graph *g, rlx_value_kind kind, rlx_dtype t, const rlx_shape *s,
+                         const char *name) {
+  if (rlx_grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return -1;
+  rlx_value *v = &g->values[g->n_values];
+  memset(v, 0, sizeof *v);
+  v->kind = kind;
+  v->dtype = t;
+  v->shape = *s;
+  v->producer = -1;
+  v->slot = -1;
+  if (name) {
+    v->name = rlx_pool_strdup(&g->pool, name);
+    if (!v->name) {
+      rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory naming a value");
+      return -1;
+    }
+  }
+  return g->n_values++;
+}
+
+int32_t rlx_graph_add_input(rlx_graph *g, const char *name, rlx_dtype t, const rlx_shape *s) {
+  int32_t v = new_value(g, RLX_VALUE_INPUT, t, s, name);
+  if (v < 0) return -1;
+  if (rlx_grow((void **)&g->inputs, &g->cap_inputs, g->n_inputs + 1, sizeof *g->inputs)) return -1;
+  g->values[v].slot = g->n_inputs;
+  g->inputs[g->n_inputs++] = v;
+  return v;
+}
+
+int32_t rlx_graph_add_weight(rlx_graph *g, const char *key, rlx_dtype t, const rlx_shape *s,
+                             const void *data) {
+  int32_t v = new_value(g, RLX_VALUE_WEIGHT, t, s, key);
+  if (v >= 0) g->values[v].data = data;
+  return v;
+}
+
+int32_t rlx_graph_add_const_owned(rlx_graph *g, rlx_dtype t, const rlx_shape *s, void *data) {
+  if (rlx_grow((void **)&g->owned, &g->cap_owned, g->n_owned + 1, sizeof *g->owned)) {
+    rlx_aligned_free(data);
+    return -1;
+  }
+  g->owned[g->n_owned++] = data;
+  int32_t v = new_value(g, RLX_VALUE_CONST, t, s, NULL);
+  if (v >= 0) g->values[v].data = data;
+  return v;
+}
+
+int32_t rlx_graph_add_const(rlx_graph *g, rlx_dtype t, const rlx_shape *s, const void *data) {
+  size_t n = (size_t)rlx_shape_numel(s) * rlx_dtype_size(t);
+  void *copy = rlx_aligned_alloc(n);
+  if (!copy) {
+    rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte constant", n);
+    return -1;
+  }
+  if (n) memcpy(copy, data, n);
+  return rlx_graph_add_const_owned(g, t, s, copy);
+}
+
+static rlx_status check_arity(rlx_op op, int32_t n_in, int32_t n_out) {
+  const rlx_op_info *oi = &rlx_op_table[op];
+  if (n_in < oi->min_in || (oi->max_in >= 0 && n_in > oi->max_in))
+    return rlx_errorf(RLX_ERR_INTERNAL, "op %s takes %d..%d inputs, got %d", oi->name, oi->min_in,
+                      oi->max_in, n_in);
+  if (n_out < 1 || n_out > oi->max_out)
+    return rlx_errorf(RLX_ERR_INTERNAL, "op %s has at most %d outputs, got %d", oi->name,
+                      oi->max_out, n_out);
+  return RLX_OK;
+}
+
+int32_t rlx_graph_add_node(rlx_graph *g, rlx_op op, const rlx_params *p, const int32_t *in,
+                           int32_t n_in, int32_t n_out, const char *label, const char *aten) {
+  RLX_ASSERT((unsigned)op < RLX_OP_COUNT);
+  const char *lbl = label ? label : "?";
+  if (check_arity(op, n_in, n_out)) goto fail;
+  for (int32_t i = 0; i < n_in; i++)
+    if (in[i] < -1 || in[i] >= g->n_values) {
+      rlx_errorf(RLX_ERR_INTERNAL, "input %d refers to unknown value %d", i, in[i]);
+      goto fail;
+    }
+  if (rlx_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) goto fail;
+  rlx_node *n = &g->nodes[g->n_nodes];
+  memset(n, 0, sizeof *n);
+  n->op = op;
+  if (p) n->p = *p;
+  n->n_in = n_in;
+  n->n_out = n_out;
+  n->in = rlx_pool_alloc(&g->pool, sizeof(int32_t) * (size_t)(n_in ? n_in : 1));
+  n->out = rlx_pool_alloc(&g->pool, sizeof(int32_t) * (size_t)n_out);
+  n->label = rlx_pool_strdup(&g->pool, lbl);
+  n->aten = aten ? rlx_pool_strdup(&g->pool, aten) : NULL;
+  if (!n->in || !n->out || !n->label || (aten && !n->aten)) {
+    rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory adding a node");
+    goto fail;
+  }
+  if (n_in) memcpy(n->in, in, sizeof(int32_t) * (size_t)n_in);
+
+  rlx_shape shapes[4];
+  rlx_dtype dtypes[4];
+  RLX_ASSERT(n_out <= 4);
+  if (rlx_op_table[op].vt->infer(g, n, shapes, dtypes)) goto fail;
+
+  int32_t idx = g->n_nodes;
+  for (int32_t k = 0; k < n_out; k++) {
+    char nm[512];
+    if (n_out == 1) snprintf(nm, sizeof nm, "%s", lbl);
+    else snprintf(nm, sizeof nm, "%s#%d", lbl, k);
+    int32_t v = new_value(g, RLX_VALUE_NODE, dtypes[k], &shapes[k], nm);
+    if (v < 0) goto fail;
+    g->values[v].producer = idx;
+    g->values[v].slot = k;
+    g->nodes[idx].out[k] = v;
+  }
+  g->n_nodes++;
+  return idx;
+fail:
+  rlx_error_prefix("rlx %s: ", rlx_op_table[op].name);
+  return -1;
+}
+
+int32_t rlx_graph_add1(rlx_graph *g, rlx_op op, const rlx_params *p, const int32_t *in,
+                       int32_t n_in, const char *label, const char *aten) {
+  int32_t n = rlx_graph_add_node(g, op, p, in, n_in, 1, label, aten);
+  return n < 0 ? -1 : g->nodes[n].out[0];
+}
+
+rlx_status rlx_graph_add_output(rlx_graph *g, int32_t value) {
+  RLX_ASSERT(value >= 0 && value < g->n_values);
+  rlx_status st = rlx_grow((void **)&g->outputs, &g->cap_outputs, g->n_outputs + 1,
+                           sizeof *g->outputs);
+  if (st) return st;
+  g->outputs[g->n_outputs++] = value;
+  return RLX_OK;
+}
+
+rlx_tensor_view rlx_value_view(const rlx_value *v) {
+  rlx_tensor_view t;
+  memset(&t, 0, sizeof t);
+  t.data = (void *)v->data;
+  t.dtype = v->dtype;
+  t.rank = v->shape.rank;
+  memcpy(t.dims, v->shape.dims, sizeof t.dims);
+  return t;
+}
+
+size_t rlx_value_nbytes(const rlx_value *v) {
+  return (size_t)rlx_shape_numel(&v->shape) * rlx_dtype_size(v->dtype);
+}
+
+rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
+  rlx_graph_init(dst);
+  rlx_status st = RLX_ERR_OUT_OF_MEMORY;
+  if (rlx_grow((void **)&dst->values, &dst->cap_values, src->n_values, sizeof *dst->values) ||
+      rlx_grow((void **)&dst->nodes, &dst->cap_nodes, src->n_nodes, sizeof *dst->nodes) ||
+      rlx_grow((void **)&dst->inputs, &dst->cap_inputs, src->n_inputs, sizeof *dst->inputs) ||
+      rlx_grow((void **)&dst->outputs, &dst->cap_outputs, src->n_outputs, sizeof *dst->outputs))
+    goto fail;
+  for (int32_t i = 0; i < src->n_values; i++) {
+    rlx_value v = src->values[i];
+    if (v.name && !(v.name = rlx_pool_strdup(&dst->pool, v.name))) goto oom;
+    dst->values[i] = v;
+    if (v.kind == RLX_VALUE_CONST) {
+      size_t n = rlx_value_nbytes(&v);
+      void *copy = rlx_aligned_alloc(n);
+      if (!copy) goto oom;
+      if (n) memcpy(copy, v.data, n);
+      if (rlx_grow((void **)&dst->owned, &dst->cap_owned, dst->n_owned + 1, sizeof *dst->owned)) {
+        rlx_aligned_free(copy);
+        goto fail;
+      }
+      dst->owned[dst->n_owned++] = copy;
+      dst->values[i].data = copy;
+    }
+  }
+  dst->n_values = src->n_values;
+  for (int32_t i = 0; i < src->n_nodes; i++) {
+    rlx_node n = src->nodes[i];
+    n.in = rlx_pool_alloc(&dst->pool, sizeof(int32_t) * (size_t)(n.n_in ? n.n_in : 1));
+    n.out = rlx_pool_alloc(&dst->pool, sizeof(int32_t) * (size_t)n.n_out);
+    n.label = rlx_pool_strdup(&dst->pool, src->nodes[i].label);
+    if (!n.in || !n.out || !n.label) goto oom;
+    if (src->nodes[i].aten && !(n.aten = rlx_pool_strdup(&dst->pool, src->nodes[i].aten)))
+      goto oom;
+    memcpy(n.in, src->nodes[i].in, sizeof(int32_t) * (size_t)n.n_in);
+    memcpy(n.out, src->nodes[i].out, sizeof(int32_t) * (size_t)n.n_out);
+    dst->nodes[i] = n;
+  }
+  dst->n_nodes = src->n_nodes;
+  memcpy(dst->inputs, src->inputs, sizeof(int32_t) * (size_t)src->n_inputs);
+  dst->n_inputs = src->n_inputs;
+  memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
+  dst->n_outputs = src->n_outputs;
+  return RLX_OK;
+oom:
+  rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory copying the graph");
+fail:
+  rlx_graph_free(dst);
+  return st;
+}
+
+/* ---- verifier ---- */
+
+static rlx_status node_fail(const rlx_graph *g, int32_t i, const char *stage, const char *what) {
+  const rlx_node *n = &g->nodes[i];
+  return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): node %d '%s' (%s): %s", stage, i,
+                    n->label, rlx_op_table[n->op].name, what);
+}
+
+rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
+  char msg[512], a[96], b[96];
+  for (int32_t i = 0; i < g->n_values; i++) {
+    const rlx_value *v = &g->values[i];
+    if (!rlx_dtype_valid(v->dtype) || v->shape.rank < 0 || v->shape.rank > RLX_MAX_RANK)
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a bad type", stage, i);
+    for (int d = 0; d < v->shape.rank; d++)
+      if (v->shape.dims[d] < 0)
+        return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a negative dim",
+                          stage, i);
+    if ((v->kind == RLX_VALUE_WEIGHT || v->kind == RLX_VALUE_CONST) && !v->data &&
+        rlx_value_nbytes(v))
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has no data", stage, i);
+  }
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    if ((unsigned)n->op >= RLX_OP_COUNT) return node_fail(g, i, stage, "invalid op");
+    if (check_arity(n->op, n->n_in, n->n_out)) return node_fail(g, i, stage, rlx_last_error());
+    for (int32_t k = 0; k < n->n_in; k++) {
+      int32_t v = n->in[k];
+      if (v == -1) continue;
+      if (v < -1 || v >= g->n_values) return node_fail(g, i, stage, "input id out of range");
+      const rlx_value *iv = &g->values[v];
+      if (iv->kind == RLX_VALUE_NODE && iv->producer >= i) {
+        snprintf(msg, sizeof msg, "input %d ('%s') is defined by node %d, not before it (cycle or "
+                 "order broken)", k, iv->name ? iv->name : "?", iv->producer);
+        return node_fail(g, i, stage, msg);
+      }
+    }
+    for (int32_t k = 0; k < n->n_out; k++) {
+      int32_t v = n->out[k];
+      if (v < 0 || v >= g->n_values) return node_fail(g, i, stage, "output id out of range");
+      const rlx_value *ov = &g->values[v];
+      if (ov->kind != RLX_VALUE_NODE || ov->producer != i || ov->slot != k)
+        return node_fail(g, i, stage, "output value does not point back at its node (SSA broken)");
+    }
+    rlx_shape shapes[4];
+    rlx_dtype dtypes[4];
+    if (rlx_op_table[n->op].vt->infer(g, n, shapes, dtypes)) {
+      snprintf(msg, sizeof msg, "infer fails: %s", rlx_last_error());
+      return node_fail(g, i, stage, msg);
+    }
+    for (int32_t k = 0; k < n->n_out; k++) {
+      const rlx_value *ov = &g->values[n->out[k]];
+      if (!rlx_shape_eq(&ov->shape, &shapes[k]) || ov->dtype != dtypes[k]) {
+        snprintf(msg, sizeof msg, "output %d is %s %s but its op infers %s %s", k,
+                 rlx_dtype_name(ov->dtype), rlx_shape_str(&ov->shape, a, sizeof a),
+                 rlx_dtype_name(dtypes[k]), rlx_shape_str(&shapes[k], b, sizeof b));
+        return node_fail(g, i, stage, msg);
+      }
+    }
+  }
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] < 0 || g->outputs[i] >= g->n_values)
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): graph output %d is invalid",
+                        stage, i);
+  return RLX_OK;
+}
+
+void rlx_node_params_str(const rlx_node *n, char *buf, size_t cap) {
+  buf[0] = '\0';
+  const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
+  if (vt->print) vt->print(n, buf, cap);
+}

@@ -1,0 +1,138 @@
+/*
+ * graph.h — the rlx graph: typed SSA values and nodes in topological order.
+ *
+ * Invariants (checked by rlx_graph_verify):
+ *  - every node's op is valid and its input/output counts fit ops.def;
+ *  - every input value id is -1 (absent optional input) or a value defined
+ *    before the node: an INPUT, WEIGHT or CONST value, or the output of an
+ *    earlier node (so the graph is acyclic and in topological order);
+ *  - a NODE value's producer/slot point back at the node that defines it;
+ *  - each node's outputs have exactly the shapes and dtypes its op's infer
+ *    function computes from its inputs and parameters.
+ *
+ * Ownership: the graph owns its arrays, its pool (names, edge lists) and the
+ * data of CONST values; WEIGHT data belongs to whoever mapped the weights
+ * file and must outlive the graph.
+ */
+#ifndef RLX_GRAPH_H
+#define RLX_GRAPH_H
+
+#include "core/core.h"
+#include "ir/params.h"
+
+typedef enum rlx_op {
+#define RLX_OP(e, name, mi, ma, mo) RLX_OP_##e,
+#include "ir/ops.def"
+#undef RLX_OP
+  RLX_OP_COUNT
+} rlx_op;
+
+typedef enum rlx_value_kind {
+  RLX_VALUE_INPUT,  /* a graph input, bound at run time */
+  RLX_VALUE_WEIGHT, /* a parameter or buffer from weights.safetensors */
+  RLX_VALUE_CONST,  /* a constant made by lowering or folding (owned) */
+  RLX_VALUE_NODE    /* the output of a node */
+} rlx_value_kind;
+
+typedef struct rlx_value {
+  rlx_value_kind kind;
+  rlx_dtype dtype;
+  rlx_shape shape;
+  int32_t producer;  /* NODE: index of the defining node; else -1 */
+  int32_t slot;      /* NODE: output slot; INPUT: input index */
+  const char *name;  /* input id, weight key, or producer label (pool) */
+  const void *data;  /* WEIGHT / CONST: the element bytes */
+} rlx_value;
+
+typedef struct rlx_node {
+  rlx_op op;
+  int32_t n_in, n_out;
+  int32_t *in;       /* value ids (pool); -1: absent optional input */
+  int32_t *out;      /* value ids (pool) */
+  rlx_params p;
+  const char *label; /* the FX node name this node was lowered from */
+  const char *aten;  /* that FX node's aten op, e.g. "aten.convolution.default" */
+} rlx_node;
+
+typedef struct rlx_graph {
+  rlx_pool pool;
+  rlx_value *values;
+  int32_t n_values, cap_values;
+  rlx_node *nodes;
+  int32_t n_nodes, cap_nodes;
+  int32_t *inputs; /* value ids of graph inputs, in order */
+  int32_t n_inputs, cap_inputs;
+  int32_t *outputs; /* value ids of graph outputs, in order */
+  int32_t n_outputs, cap_outputs;
+  void **owned; /* CONST data buffers to free */
+  int32_t n_owned, cap_owned;
+} rlx_graph;
+
+/* Per-op functions. `in` holds one view per input (data NULL for an absent
+ * optional input), `out` one per output; all views are contiguous. */
+typedef struct rlx_op_vtable {
+  /* Validates inputs and params; writes each output's shape and dtype.
+   * Errors name the problem; the caller adds the node's label. */
+  rlx_status (*infer)(const rlx_graph *g, const rlx_node *n, rlx_shape *out_shapes,
+                      rlx_dtype *out_dtypes);
+  /* The reference kernel: plain C, single-threaded, obviously correct. */
+  rlx_status (*ref)(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                    void *scratch);
+  /* Scratch bytes the reference kernel needs (NULL: none). */
+  size_t (*scratch)(const rlx_graph *g, const rlx_node *n);
+  /* Writes a short description of the params ("axis=-1 eps=1e-05"). */
+  void (*print)(const rlx_node *n, char *buf, size_t cap);
+} rlx_op_vtable;
+
+typedef struct rlx_op_info {
+  const char *name;
+  int min_in, max_in, max_out;
+  const rlx_op_vtable *vt;
+} rlx_op_info;
+
+extern const rlx_op_info rlx_op_table[RLX_OP_COUNT];
+
+/* ---- building ---- */
+
+void rlx_graph_init(rlx_graph *g);
+void rlx_graph_free(rlx_graph *g);
+/* Deep copy (const data duplicated, weight data shared). */
+rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst);
+
+/* Adds an INPUT value; returns its id or -1 (error set). */
+int32_t rlx_graph_add_input(rlx_graph *g, const char *name, rlx_dtype t, const rlx_shape *s);
+/* Adds a WEIGHT value over borrowed bytes. */
+int32_t rlx_graph_add_weight(rlx_graph *g, const char *key, rlx_dtype t, const rlx_shape *s,
+                             const void *data);
+/* Adds a CONST value; `data` (numel * size bytes) is copied. */
+int32_t rlx_graph_add_const(rlx_graph *g, rlx_dtype t, const rlx_shape *s, const void *data);
+/* Adds a CONST value and takes ownership of `data` (an rlx_aligned_alloc block). */
+int32_t rlx_graph_add_const_owned(rlx_graph *g, rlx_dtype t, const rlx_shape *s, void *data);
+
+/* Appends a node, runs its op's infer and creates its output values.
+ * `in` may contain -1 for absent optional inputs. Returns the node index, or
+ * -1 with the error set (prefixed by the label). Output value ids are in
+ * g->nodes[idx].out. */
+int32_t rlx_graph_add_node(rlx_graph *g, rlx_op op, const rlx_params *p, const int32_t *in,
+                           int32_t n_in, int32_t n_out, const char *label, const char *aten);
+
+/* Convenience: add a node with one output and return that value id (-1 on error). */
+int32_t rlx_graph_add1(rlx_graph *g, rlx_op op, const rlx_params *p, const int32_t *in,
+                       int32_t n_in, const char *label, const char *aten);
+
+rlx_status rlx_graph_add_output(rlx_graph *g, int32_t value);
+
+/* A value's view (shape, dtype; data from the value where it has data). */
+rlx_tensor_view rlx_value_view(const rlx_value *v);
+size_t rlx_value_nbytes(const rlx_value *v);
+
+/* ---- checking, printing ---- */
+
+/* The IR verifier (see the invariants above). `stage` names the pass that ran
+ * last, for the message. */
+rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage);
+
+/* Prints params of node n ("" if none). */
+void rlx_node_params_str(const rlx_node *n, char *buf, size_t cap);
+
+#endif /* RLX_GRAPH_H */

@@ -1,0 +1,227 @@
+/*
+ * params.h — typed parameters of every rlx op (one struct per op, joined in a
+ * union), and the kind lists of the ops that have kinds (unary, binary,
+ * reduce, pool), each one X-macro list expanded into enum + name table.
+ */
+#ifndef RLX_PARAMS_H
+#define RLX_PARAMS_H
+
+#include "core/core.h"
+
+/* X(ENUM, "name") — unary elementwise kinds. `a`, `b` are scalar parameters
+ * for the kinds that take them (leaky_relu slope, elu alpha, hardtanh bounds,
+ * softplus beta/threshold). Predicates (isnan, isinf, logical_not) output bool. */
+#define RLX_UNARY_LIST(X)                                                                    \
+  X(RELU, "relu") X(GELU, "gelu") X(GELU_TANH, "gelu_tanh") X(SILU, "silu")                  \
+  X(SIGMOID, "sigmoid") X(TANH, "tanh") X(EXP, "exp") X(EXP2, "exp2") X(EXPM1, "expm1")      \
+  X(LOG, "log") X(LOG2, "log2") X(LOG10, "log10") X(LOG1P, "log1p") X(SQRT, "sqrt")          \
+  X(RSQRT, "rsqrt") X(NEG, "neg") X(ABS, "abs") X(SIGN, "sign") X(SIN, "sin") X(COS, "cos")  \
+  X(TAN, "tan") X(ASIN, "asin") X(ACOS, "acos") X(ATAN, "atan") X(SINH, "sinh")              \
+  X(COSH, "cosh") X(ASINH, "asinh") X(ACOSH, "acosh") X(ATANH, "atanh") X(ERF, "erf")        \
+  X(ERFC, "erfc") X(ERFINV, "erfinv") X(FLOOR, "floor") X(CEIL, "ceil") X(ROUND, "round")    \
+  X(TRUNC, "trunc") X(FRAC, "frac") X(RECIPROCAL, "reciprocal") X(SQUARE, "square")          \
+  X(LOGICAL_NOT, "logical_not") X(BITWISE_NOT, "bitwise_not") X(ISNAN, "isnan")              \
+  X(ISINF, "isinf") X(ISPOSINF, "isposinf") X(ISNEGINF, "isneginf") X(ISFINITE, "isfinite")  \
+  X(LEAKY_RELU, "leaky_relu") X(ELU, "elu") X(CELU, "celu") X(SELU, "selu")                  \
+  X(HARDTANH, "hardtanh") X(HARDSIGMOID, "hardsigmoid") X(HARDSWISH, "hardswish")            \
+  X(SOFTPLUS, "softplus") X(MISH, "mish") X(LOGSIGMOID, "log_sigmoid")                       \
+  X(ROUND_DECIMALS, "round_decimals") X(NAN_TO_NUM, "nan_to_num") X(POW_SCALAR, "pow_scalar") \
+  X(RPOW_SCALAR, "rpow_scalar") X(CLAMP, "clamp")
+
+typedef enum rlx_unary_kind {
+#define RLX_X_(e, s) RLX_UNARY_##e,
+  RLX_UNARY_LIST(RLX_X_)
+#undef RLX_X_
+      RLX_UNARY_COUNT
+} rlx_unary_kind;
+
+/* X(ENUM, "name") — binary elementwise kinds (NumPy broadcasting). Both
+ * inputs have the compute dtype; compare and logical kinds output bool. */
+#define RLX_BINARY_LIST(X)                                                                    \
+  X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
+  X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
+  X(FMAX, "fmax") X(FMIN, "fmin") X(REMAINDER, "remainder") X(FMOD, "fmod") X(ATAN2, "atan2") \
+  X(HYPOT, "hypot") X(BITAND, "bitwise_and") X(BITOR, "bitwise_or") X(BITXOR, "bitwise_xor") \
+  X(SHL, "shift_left") X(SHR, "shift_right") X(LOGICAL_AND, "logical_and")                   \
+  X(LOGICAL_OR, "logical_or") X(LOGICAL_XOR, "logical_xor") X(EQ, "eq") X(NE, "ne")          \
+  X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge")
+
+typedef enum rlx_binary_kind {
+#define RLX_X_(e, s) RLX_BINARY_##e,
+  RLX_BINARY_LIST(RLX_X_)
+#undef RLX_X_
+      RLX_BINARY_COUNT
+} rlx_binary_kind;
+
+static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_BINARY_LOGICAL_AND; }
+
+#define RLX_REDUCE_LIST(X)                                                                   \
+  X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(ANY, "any")   \
+  X(ALL, "all") X(VAR, "var") X(STD, "std") X(NORM2, "norm2") X(LOGSUMEXP, "logsumexp")     \
+  X(NANSUM, "nansum")
+
+typedef enum rlx_reduce_kind {
+#define RLX_X_(e, s) RLX_REDUCE_##e,
+  RLX_REDUCE_LIST(RLX_X_)
+#undef RLX_X_
+      RLX_REDUCE_COUNT
+} rlx_reduce_kind;
+
+typedef enum rlx_pool_kind { RLX_POOL_MAX, RLX_POOL_AVG } rlx_pool_kind;
+typedef enum rlx_pad_mode { RLX_PAD_CONSTANT, RLX_PAD_REFLECT, RLX_PAD_REPLICATE, RLX_PAD_CIRCULAR } rlx_pad_mode;
+
+extern const char *const rlx_unary_names[RLX_UNARY_COUNT];
+extern const char *const rlx_binary_names[RLX_BINARY_COUNT];
+extern const char *const rlx_reduce_names[RLX_REDUCE_COUNT];
+
+#define RLX_MAX_SPATIAL 3
+
+typedef struct rlx_unary_params {
+  rlx_unary_kind kind;
+  double a, b, c; /* kind-specific scalars (see RLX_UNARY_LIST) */
+} rlx_unary_params;
+
+typedef struct rlx_binary_params {
+  rlx_binary_kind kind;
+} rlx_binary_params;
+
+typedef struct rlx_cast_params {
+  rlx_dtype to;
+} rlx_cast_params;
+
+typedef struct rlx_matmul_params {
+  bool trans_b;     /* b is [.., N, K] (a linear layer's weight) */
+  double alpha;     /* out = alpha * (a @ b) + beta * bias */
+  double beta;
+} rlx_matmul_params;
+
+typedef struct rlx_conv_params {
+  int nd; /* spatial dims: 1, 2 or 3 */
+  int64_t stride[RLX_MAX_SPATIAL], pad[RLX_MAX_SPATIAL], dilation[RLX_MAX_SPATIAL];
+  int64_t out_pad[RLX_MAX_SPATIAL]; /* transposed only */
+  int64_t groups;
+  bool transposed;
+} rlx_conv_params;
+
+typedef struct rlx_pool_params {
+  rlx_pool_kind kind;
+  int nd;
+  int64_t kernel[RLX_MAX_SPATIAL], stride[RLX_MAX_SPATIAL], pad[RLX_MAX_SPATIAL],
+      dilation[RLX_MAX_SPATIAL];
+  bool ceil_mode, count_include_pad;
+  int64_t divisor_override; /* 0: none */
+} rlx_pool_params;
+
+typedef struct rlx_adaptive_pool_params {
+  rlx_pool_kind kind;
+  int nd;
+  int64_t out[RLX_MAX_SPATIAL];
+} rlx_adaptive_pool_params;
+
+typedef struct rlx_reduce_params {
+  rlx_reduce_kind kind;
+  uint32_t axes; /* bit i: reduce axis i */
+  bool keepdim;
+  double correction; /* var/std */
+} rlx_reduce_params;
+
+typedef struct rlx_arg_reduce_params {
+  bool is_max; /* argmax vs argmin */
+  int axis;    /* -1: over the flattened tensor */
+  bool keepdim;
+} rlx_arg_reduce_params;
+
+typedef struct rlx_softmax_params {
+  int axis;
+  bool log;
+} rlx_softmax_params;
+
+typedef struct rlx_norm_params {
+  int n_axes;     /* layer/rms norm: trailing axes normalized */
+  int64_t groups; /* group norm */
+  double eps;
+} rlx_norm_params;
+
+typedef struct rlx_attention_params {
+  bool causal;
+  double scale; /* 0: 1/sqrt(E) */
+} rlx_attention_params;
+
+/* reshape and expand: the target shape. */
+typedef struct rlx_shape_params {
+  rlx_shape shape;
+} rlx_shape_params;
+
+typedef struct rlx_permute_params {
+  int32_t perm[RLX_MAX_RANK]; /* entries past the rank are -1 */
+} rlx_permute_params;
+
+typedef struct rlx_slice_params {
+  int axis;
+  int64_t start, end, step; /* 0 <= start <= end <= dim; step > 0 */
+} rlx_slice_params;
+
+typedef struct rlx_axis_params {
+  int axis;
+} rlx_axis_params;
+
+typedef struct rlx_pad_params {
+  rlx_pad_mode mode;
+  int64_t lo[RLX_MAX_RANK], hi[RLX_MAX_RANK]; /* per axis; negative crops (constant) */
+  double value;
+} rlx_pad_params;
+
+typedef struct rlx_gather_params {
+  int axis;
+  bool wrap_negative; /* negative indices count from the end (aten.index) */
+} rlx_gather_params;
+
+typedef struct rlx_index_params {
+  uint32_t indexed; /* bit i: axis i of x is indexed by the next index input */
+} rlx_index_params;
+
+typedef struct rlx_scan_params {
+  int axis;
+  bool prod; /* cumprod instead of cumsum */
+} rlx_scan_params;
+
+typedef struct rlx_full_params {
+  rlx_dtype dtype;
+  rlx_shape shape;
+  double value;
+  int64_t ivalue; /* exact value for integer and bool dtypes */
+} rlx_full_params;
+
+typedef struct rlx_arange_params {
+  rlx_dtype dtype;
+  int64_t length;
+  double start, step;
+  int64_t istart, istep; /* exact values for integer dtypes */
+} rlx_arange_params;
+
+typedef union rlx_params {
+  rlx_unary_params unary;
+  rlx_binary_params binary;
+  rlx_cast_params cast;
+  rlx_matmul_params matmul;
+  rlx_conv_params conv;
+  rlx_pool_params pool;
+  rlx_adaptive_pool_params adaptive_pool;
+  rlx_reduce_params reduce;
+  rlx_arg_reduce_params arg_reduce;
+  rlx_softmax_params softmax;
+  rlx_norm_params norm;
+  rlx_attention_params attention;
+  rlx_shape_params shape;
+  rlx_permute_params permute;
+  rlx_slice_params slice;
+  rlx_axis_params axis;
+  rlx_pad_params pad;
+  rlx_gather_params gather;
+  rlx_index_params index;
+  rlx_scan_params scan;
+  rlx_full_params full;
+  rlx_arange_params arange;
+} rlx_params;
+
+#endif /* RLX_PARAMS_H */

@@ -1,0 +1,190 @@
+/*
+ * binary.c — binary elementwise op with NumPy broadcasting: validation,
+ * shape inference, reference kernel.
+ *
+ * Both inputs carry the compute dtype (the lowering applies torch's type
+ * promotion and inserts casts). Float compute is in double, rounded once to
+ * the output; integer compute is exact in int64 and wraps to the dtype's
+ * width as torch does. Integer division or remainder by zero is an error, as
+ * in torch ("ZeroDivisionError").
+ */
+#include <math.h>
+
+#include "ops/ops_util.h"
+
+static rlx_status binary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
+                               rlx_dtype *od) {
+  const rlx_value *a = rlx_in(g, n, 0), *b = rlx_in(g, n, 1);
+  rlx_binary_kind k = n->p.binary.kind;
+  if ((unsigned)k >= RLX_BINARY_COUNT) RLX_INFER_FAIL("invalid binary kind %d", (int)k);
+  if (a->dtype != b->dtype)
+    RLX_INFER_FAIL("binary %s inputs have dtypes %s and %s (the lowering must cast)",
+                   rlx_binary_names[k], rlx_dtype_name(a->dtype), rlx_dtype_name(b->dtype));
+  bool fl = rlx_dtype_is_float(a->dtype);
+  if (fl && (k == RLX_BINARY_BITAND || k == RLX_BINARY_BITOR || k == RLX_BINARY_BITXOR ||
+             k == RLX_BINARY_SHL || k == RLX_BINARY_SHR))
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs integer inputs, got %s", rlx_binary_names[k],
+                      rlx_dtype_name(a->dtype));
+  if (!fl && (k == RLX_BINARY_DIV || k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT))
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs float inputs, got %s", rlx_binary_names[k],
+                      rlx_dtype_name(a->dtype));
+  if (rlx_broadcast(&a->shape, &b->shape, &os[0])) return RLX_ERR_SHAPE;
+  od[0] = rlx_binary_is_predicate(k) ? RLX_DTYPE_BOOL : a->dtype;
+  return RLX_OK;
+}
+
+/* torch's floor division for floats (c10 div_floor_floating). */
+static double div_floor_f(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
+  double fl;
+  if (div != 0) {
+    fl = floor(div);
+    if (div - fl > 0.5) fl += 1.0;
+  } else {
+    fl = copysign(0.0, a / b);
+  }
+  return fl;
+}
+
+static double binary_f(rlx_binary_kind k, double a, double b) {
+  switch (k) {
+    case RLX_BINARY_ADD: return a + b;
+    case RLX_BINARY_SUB: return a - b;
+    case RLX_BINARY_MUL: return a * b;
+    case RLX_BINARY_DIV: return a / b;
+    case RLX_BINARY_DIV_FLOOR: return div_floor_f(a, b);
+    case RLX_BINARY_DIV_TRUNC: return trunc(a / b);
+    case RLX_BINARY_POW: return pow(a, b);
+    case RLX_BINARY_MAXIMUM: return (a != a || b != b) ? NAN : fmax(a, b);
+    case RLX_BINARY_MINIMUM: return (a != a || b != b) ? NAN : fmin(a, b);
+    case RLX_BINARY_FMAX: return fmax(a, b);
+    case RLX_BINARY_FMIN: return fmin(a, b);
+    case RLX_BINARY_REMAINDER: {
+      double m = fmod(a, b);
+      if (m != 0 && (b < 0) != (m < 0)) m += b;
+      return m;
+    }
+    case RLX_BINARY_FMOD: return fmod(a, b);
+    case RLX_BINARY_ATAN2: return atan2(a, b);
+    case RLX_BINARY_HYPOT: return hypot(a, b);
+    default: return NAN;
+  }
+}
+
+static bool pred_f(rlx_binary_kind k, double a, double b) {
+  switch (k) {
+    case RLX_BINARY_LOGICAL_AND: return a != 0 && b != 0;
+    case RLX_BINARY_LOGICAL_OR: return a != 0 || b != 0;
+    case RLX_BINARY_LOGICAL_XOR: return (a != 0) != (b != 0);
+    case RLX_BINARY_EQ: return a == b;
+    case RLX_BINARY_NE: return a != b;
+    case RLX_BINARY_LT: return a < b;
+    case RLX_BINARY_LE: return a <= b;
+    case RLX_BINARY_GT: return a > b;
+    default: return a >= b; /* GE */
+  }
+}
+
+static bool pred_i(rlx_binary_kind k, int64_t a, int64_t b) {
+  switch (k) {
+    case RLX_BINARY_LOGICAL_AND: return a && b;
+    case RLX_BINARY_LOGICAL_OR: return a || b;
+    case RLX_BINARY_LOGICAL_XOR: return !a != !b;
+    case RLX_BINARY_EQ: return a == b;
+    case RLX_BINARY_NE: return a != b;
+    case RLX_BINARY_LT: return a < b;
+    case RLX_BINARY_LE: return a <= b;
+    case RLX_BINARY_GT: return a > b;
+    default: return a >= b;
+  }
+}
+
+static int64_t ipow(int64_t b, int64_t e) {
+  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t base = (uint64_t)b, acc = 1;
+  for (; e; e >>= 1, base *= base)
+    if (e & 1) acc *= base;
+  return (int64_t)acc;
+}
+
+/* Integer kinds. `bits` is the dtype's width (shifts); *err set on x/0. */
+static int64_t binary_i(rlx_binary_kind k, int64_t a, int64_t b, int bits, bool *err) {
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+  switch (k) {
+    case RLX_BINARY_ADD: return (int64_t)(ua + ub);
+    case RLX_BINARY_SUB: return (int64_t)(ua - ub);
+    case RLX_BINARY_MUL: return (int64_t)(ua * ub);
+    case RLX_BINARY_DIV_TRUNC: case RLX_BINARY_DIV_FLOOR: case RLX_BINARY_REMAINDER:
+    case RLX_BINARY_FMOD: {
+      if (b == 0) {
+        *err = true;
+        return 0;
+      }
+      if (b == -1) return (k == RLX_BINARY_DIV_TRUNC || k == RLX_BINARY_DIV_FLOOR)
+                              ? (int64_t)(0 - ua) : 0;
+      int64_t q = a / b, r = a % b;
+      if (k == RLX_BINARY_DIV_TRUNC) return q;
+      if (k == RLX_BINARY_FMOD) return r;
+      bool adjust = r != 0 && ((r < 0) != (b < 0));
+      if (k == RLX_BINARY_DIV_FLOOR) return adjust ? q - 1 : q;
+      return adjust ? r + b : r;
+    }
+    case RLX_BINARY_POW: return ipow(a, b);
+    case RLX_BINARY_MAXIMUM: case RLX_BINARY_FMAX: return a > b ? a : b;
+    case RLX_BINARY_MINIMUM: case RLX_BINARY_FMIN: return a < b ? a : b;
+    case RLX_BINARY_BITAND: return a & b;
+    case RLX_BINARY_BITOR: return a | b;
+    case RLX_BINARY_BITXOR: return a ^ b;
+    case RLX_BINARY_SHL: return (b < 0 || b >= bits) ? 0 : (int64_t)(ua << b);
+    case RLX_BINARY_SHR: return (b < 0 || b >= bits) ? (a < 0 ? -1 : 0) : a >> b;
+    default: return 0;
+  }
+}
+
+static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                             void *scratch) {
+  (void)scratch;
+  rlx_binary_kind k = n->p.binary.kind;
+  rlx_shape os = rlx_view_shape(&out[0]), as = rlx_view_shape(&in[0]), bs = rlx_view_shape(&in[1]);
+  int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+  rlx_broadcast_strides(&as, &os, sa);
+  rlx_broadcast_strides(&bs, &os, sb);
+  int64_t N = rlx_shape_numel(&os);
+  rlx_dtype t = in[0].dtype;
+  bool pred = rlx_binary_is_predicate(k), same = rlx_shape_eq(&as, &os) && rlx_shape_eq(&bs, &os);
+  int bits = (int)rlx_dtype_size(t) * 8;
+  bool err = false;
+
+  if (t == RLX_DTYPE_F32 && !pred && same) {
+    const float *a = in[0].data, *b = in[1].data;
+    float *y = out[0].data;
+    for (int64_t i = 0; i < N; i++) y[i] = (float)binary_f(k, a[i], b[i]);
+    return RLX_OK;
+  }
+  for (int64_t i = 0; i < N; i++) {
+    int64_t ia = same ? i : rlx_strided_offset(&os, sa, i);
+    int64_t ib = same ? i : rlx_strided_offset(&os, sb, i);
+    if (rlx_dtype_is_float(t)) {
+      double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
+      if (pred) ((uint8_t *)out[0].data)[i] = pred_f(k, a, b);
+      else rlx_store_f64(out[0].data, t, i, binary_f(k, a, b));
+    } else {
+      int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
+      if (pred) ((uint8_t *)out[0].data)[i] = pred_i(k, a, b);
+      else rlx_store_i64(out[0].data, t, i, binary_i(k, a, b, bits, &err));
+      if (err)
+        return rlx_errorf(RLX_ERR_RUNTIME, "integer %s by zero (element %lld)",
+                          rlx_binary_names[k], (long long)i);
+    }
+  }
+  return RLX_OK;
+}
+
+static void binary_print(const rlx_node *n, char *buf, size_t cap) {
+  rlx_bprintf(buf, cap, "%s", rlx_binary_names[n->p.binary.kind]);
+}
+
+const rlx_op_vtable rlx_op_binary = {
+    .infer = binary_infer, .ref = binary_ref, .print = binary_print};

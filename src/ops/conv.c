@@ -1,0 +1,221 @@
+/*
+ * conv.c — N-d convolution (1, 2 or 3 spatial dims) with stride, padding,
+ * dilation and groups, and transposed convolution with output_padding.
+ *
+ *   x    [N, C, *S]
+ *   w    [O, C/g, *k]           (transposed: [C, O/g, *k])
+ *   bias [O]                    optional
+ *   out  [N, O, *S']
+ *
+ * Reference kernel: im2col (or col2im for transposed) around the reference
+ * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
+ */
+#include "ops/gemm_ref.h"
+#include "ops/ops_util.h"
+
+/* Geometry padded to 3 spatial dims (leading dims of size 1). */
+typedef struct conv_geom {
+  int64_t N, C, O, G;
+  int64_t in[3], k[3], out[3], s[3], p[3], d[3];
+} conv_geom;
+
+static void geom(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w,
+                 const rlx_shape *y, conv_geom *c) {
+  int off = 3 - p->nd;
+  c->N = x->dims[0];
+  c->C = x->dims[1];
+  c->O = y->dims[1];
+  c->G = p->groups;
+  for (int i = 0; i < 3; i++) {
+    int j = i - off;
+    bool real = j >= 0;
+    c->in[i] = real ? x->dims[2 + j] : 1;
+    c->k[i] = real ? w->dims[2 + j] : 1;
+    c->out[i] = real ? y->dims[2 + j] : 1;
+    c->s[i] = real ? p->stride[j] : 1;
+    c->p[i] = real ? p->pad[j] : 0;
+    c->d[i] = real ? p->dilation[j] : 1;
+  }
+}
+
+static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_conv_params *p = &n->p.conv;
+  const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *b = rlx_in(g, n, 2);
+  if (p->nd < 1 || p->nd > 3) RLX_INFER_FAIL("conv has %d spatial dims (1..3 supported)", p->nd);
+  if (x->shape.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
+    RLX_INFER_FAIL("conv%dd needs rank-%d input and weight, got ranks %d and %d", p->nd, p->nd + 2,
+                   x->shape.rank, w->shape.rank);
+  if (x->dtype != w->dtype || (x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_F64))
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "conv computes in f32 or f64, got %s and %s",
+                      rlx_dtype_name(x->dtype), rlx_dtype_name(w->dtype));
+  int64_t C = x->shape.dims[1], G = p->groups;
+  if (G < 1 || C % G) RLX_INFER_FAIL("conv groups=%lld do not divide %lld input channels",
+                                     (long long)G, (long long)C);
+  int64_t O;
+  if (!p->transposed) {
+    O = w->shape.dims[0];
+    if (O % G || w->shape.dims[1] * G != C)
+      RLX_INFER_FAIL("conv weight %lldx%lld does not fit %lld channels in %lld groups",
+                     (long long)w->shape.dims[0], (long long)w->shape.dims[1], (long long)C,
+                     (long long)G);
+  } else {
+    if (w->shape.dims[0] != C) RLX_INFER_FAIL("transposed conv weight has %lld input channels, "
+                                              "input has %lld", (long long)w->shape.dims[0],
+                                              (long long)C);
+    O = w->shape.dims[1] * G;
+  }
+  os[0].rank = x->shape.rank;
+  os[0].dims[0] = x->shape.dims[0];
+  os[0].dims[1] = O;
+  for (int i = 0; i < p->nd; i++) {
+    int64_t in = x->shape.dims[2 + i], k = w->shape.dims[2 + i];
+    int64_t s = p->stride[i], pd = p->pad[i], d = p->dilation[i], o;
+    if (s < 1 || d < 1 || pd < 0) RLX_INFER_FAIL("conv axis %d: stride %lld, dilation %lld, "
+                                                 "padding %lld", i, (long long)s, (long long)d,
+                                                 (long long)pd);
+    if (!p->transposed) o = (in + 2 * pd - d * (k - 1) - 1) / s + 1;
+    else o = (in - 1) * s - 2 * pd + d * (k - 1) + p->out_pad[i] + 1;
+    if (o < 1) RLX_INFER_FAIL("conv axis %d: output size %lld < 1", i, (long long)o);
+    os[0].dims[2 + i] = o;
+  }
+  if (b && (b->shape.rank != 1 || b->shape.dims[0] != O || b->dtype != x->dtype))
+    RLX_INFER_FAIL("conv bias must be [%lld] %s", (long long)O, rlx_dtype_name(x->dtype));
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
+  const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]];
+  conv_geom c;
+  geom(&n->p.conv, &x->shape, &w->shape, &y->shape, &c);
+  int64_t kp = c.k[0] * c.k[1] * c.k[2], es = (int64_t)rlx_dtype_size(x->dtype);
+  if (!n->p.conv.transposed) return (size_t)((c.C / c.G) * kp * c.out[0] * c.out[1] * c.out[2] * es);
+  int64_t og = c.O / c.G, cg = c.C / c.G, isp = c.in[0] * c.in[1] * c.in[2];
+  return (size_t)((og * kp * cg + og * kp * isp) * es);
+}
+
+static inline void copy_el(void *dst, int64_t di, const void *src, int64_t si, bool f64) {
+  if (f64) ((double *)dst)[di] = ((const double *)src)[si];
+  else ((float *)dst)[di] = ((const float *)src)[si];
+}
+
+static inline void gemm(bool f64, int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+                        const void *B, int64_t ldb, void *C, int64_t ldc) {
+  if (f64) rlx_gemm_ref_f64(M, N, K, A, lda, B, ldb, C, ldc);
+  else rlx_gemm_ref_f32(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
+/* col[(c,kd,kh,kw), (od,oh,ow)] for input channels [c0, c0+cg) of image x. */
+static void im2col(const conv_geom *c, const void *x, int64_t c0, int64_t cg, void *col, bool f64) {
+  int64_t osp = c->out[0] * c->out[1] * c->out[2], r = 0;
+  for (int64_t ch = 0; ch < cg; ch++)
+    for (int64_t kd = 0; kd < c->k[0]; kd++)
+      for (int64_t kh = 0; kh < c->k[1]; kh++)
+        for (int64_t kw = 0; kw < c->k[2]; kw++, r++) {
+          int64_t j = 0;
+          for (int64_t od = 0; od < c->out[0]; od++) {
+            int64_t id = od * c->s[0] - c->p[0] + kd * c->d[0];
+            for (int64_t oh = 0; oh < c->out[1]; oh++) {
+              int64_t ih = oh * c->s[1] - c->p[1] + kh * c->d[1];
+              for (int64_t ow = 0; ow < c->out[2]; ow++, j++) {
+                int64_t iw = ow * c->s[2] - c->p[2] + kw * c->d[2];
+                bool in = id >= 0 && id < c->in[0] && ih >= 0 && ih < c->in[1] && iw >= 0 &&
+                          iw < c->in[2];
+                if (in) copy_el(col, r * osp + j, x, (((c0 + ch) * c->in[0] + id) * c->in[1] + ih) *
+                                                         c->in[2] + iw, f64);
+                else if (f64) ((double *)col)[r * osp + j] = 0;
+                else ((float *)col)[r * osp + j] = 0;
+              }
+            }
+          }
+        }
+}
+
+static void conv_forward(const conv_geom *c, const void *x, const void *w, void *y, void *col,
+                         bool f64) {
+  int64_t es = f64 ? 8 : 4, cg = c->C / c->G, og = c->O / c->G;
+  int64_t kp = c->k[0] * c->k[1] * c->k[2], isp = c->in[0] * c->in[1] * c->in[2];
+  int64_t osp = c->out[0] * c->out[1] * c->out[2];
+  for (int64_t b = 0; b < c->N; b++)
+    for (int64_t gi = 0; gi < c->G; gi++) {
+      const char *xb = (const char *)x + es * (b * c->C * isp);
+      im2col(c, xb, gi * cg, cg, col, f64);
+      gemm(f64, og, osp, cg * kp, (const char *)w + es * (gi * og * cg * kp), cg * kp, col, osp,
+           (char *)y + es * ((b * c->O + gi * og) * osp), osp);
+    }
+}
+
+/* Transposed: cols[(o,kd,kh,kw), i] = sum_c w[c, o, k] x[c, i]; then each
+ * column entry is added at output position i*s - p + k*d. */
+static void conv_transposed(const conv_geom *c, const void *x, const void *w, void *y,
+                            void *scratch, bool f64) {
+  int64_t es = f64 ? 8 : 4, cg = c->C / c->G, og = c->O / c->G;
+  int64_t kp = c->k[0] * c->k[1] * c->k[2], isp = c->in[0] * c->in[1] * c->in[2];
+  int64_t osp = c->out[0] * c->out[1] * c->out[2], rows = og * kp;
+  char *wt = scratch, *cols = (char *)scratch + es * rows * cg;
+  memset(y, 0, (size_t)(es * c->N * c->O * osp));
+  for (int64_t gi = 0; gi < c->G; gi++) {
+    /* wt[rows, cg] = transpose of this group's w[cg, rows] */
+    for (int64_t ch = 0; ch < cg; ch++)
+      for (int64_t r = 0; r < rows; r++)
+        copy_el(wt, r * cg + ch, w, (gi * cg + ch) * rows + r, f64);
+    for (int64_t b = 0; b < c->N; b++) {
+      gemm(f64, rows, isp, cg, wt, cg, (const char *)x + es * ((b * c->C + gi * cg) * isp), isp,
+           cols, isp);
+      for (int64_t r = 0; r < rows; r++) {
+        int64_t o = r / kp, kk = r % kp;
+        int64_t kd = kk / (c->k[1] * c->k[2]), kh = (kk / c->k[2]) % c->k[1], kw = kk % c->k[2];
+        int64_t ybase = (b * c->O + gi * og + o) * osp;
+        for (int64_t i = 0; i < isp; i++) {
+          int64_t id = i / (c->in[1] * c->in[2]), ih = (i / c->in[2]) % c->in[1], iw = i % c->in[2];
+          int64_t zd = id * c->s[0] - c->p[0] + kd * c->d[0];
+          int64_t zh = ih * c->s[1] - c->p[1] + kh * c->d[1];
+          int64_t zw = iw * c->s[2] - c->p[2] + kw * c->d[2];
+          if (zd < 0 || zd >= c->out[0] || zh < 0 || zh >= c->out[1] || zw < 0 || zw >= c->out[2])
+            continue;
+          int64_t yi = ybase + (zd * c->out[1] + zh) * c->out[2] + zw;
+          if (f64) ((double *)y)[yi] += ((double *)cols)[r * isp + i];
+          else ((float *)y)[yi] += ((float *)cols)[r * isp + i];
+        }
+      }
+    }
+  }
+}
+
+static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                           void *scratch) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  conv_geom c;
+  geom(&n->p.conv, &xs, &ws, &ys, &c);
+  bool f64 = in[0].dtype == RLX_DTYPE_F64;
+  if (n->p.conv.transposed) conv_transposed(&c, in[0].data, in[1].data, out[0].data, scratch, f64);
+  else conv_forward(&c, in[0].data, in[1].data, out[0].data, scratch, f64);
+  if (in[2].data) {
+    int64_t osp = c.out[0] * c.out[1] * c.out[2];
+    for (int64_t b = 0; b < c.N; b++)
+      for (int64_t o = 0; o < c.O; o++) {
+        int64_t base = (b * c.O + o) * osp;
+        if (f64) {
+          double bv = ((const double *)in[2].data)[o];
+          for (int64_t i = 0; i < osp; i++) ((double *)out[0].data)[base + i] += bv;
+        } else {
+          float bv = ((const float *)in[2].data)[o];
+          for (int64_t i = 0; i < osp; i++) ((float *)out[0].data)[base + i] += bv;
+        }
+      }
+  }
+  return RLX_OK;
+}
+
+static void conv_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_conv_params *p = &n->p.conv;
+  rlx_bprintf(buf, cap, "%s%dd", p->transposed ? "transposed " : "", p->nd);
+  rlx_bprint_ints(buf, cap, "stride", p->stride, p->nd);
+  rlx_bprint_ints(buf, cap, "pad", p->pad, p->nd);
+  rlx_bprint_ints(buf, cap, "dilation", p->dilation, p->nd);
+  if (p->transposed) rlx_bprint_ints(buf, cap, "out_pad", p->out_pad, p->nd);
+  if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
+}
+
+const rlx_op_vtable rlx_op_conv = {
+    .infer = conv_infer, .ref = conv_ref, .scratch = conv_scratch, .print = conv_print};

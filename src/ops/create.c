@@ -1,0 +1,69 @@
+/*
+ * create.c — ops with no inputs: full (a filled tensor) and arange. Both are
+ * folded into constants at compile time; their kernels run once.
+ */
+#include "ops/ops_util.h"
+
+static rlx_status full_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  (void)g;
+  const rlx_full_params *p = &n->p.full;
+  if (!rlx_dtype_valid(p->dtype)) RLX_INFER_FAIL("full: invalid dtype");
+  if (p->shape.rank < 0 || p->shape.rank > RLX_MAX_RANK) RLX_INFER_FAIL("full: rank %d", p->shape.rank);
+  for (int i = 0; i < p->shape.rank; i++)
+    if (p->shape.dims[i] < 0) RLX_INFER_FAIL("full: negative dim");
+  os[0] = p->shape;
+  od[0] = p->dtype;
+  return RLX_OK;
+}
+
+static rlx_status full_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                           void *scratch) {
+  (void)in, (void)scratch;
+  const rlx_full_params *p = &n->p.full;
+  int64_t N = rlx_view_numel(&out[0]);
+  size_t es = rlx_dtype_size(p->dtype);
+  char one[8];
+  if (rlx_dtype_is_float(p->dtype)) rlx_store_f64(one, p->dtype, 0, p->value);
+  else rlx_store_i64(one, p->dtype, 0, p->ivalue);
+  for (int64_t i = 0; i < N; i++) memcpy((char *)out[0].data + (size_t)i * es, one, es);
+  return RLX_OK;
+}
+
+static void full_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_full_params *p = &n->p.full;
+  if (rlx_dtype_is_float(p->dtype)) rlx_bprintf(buf, cap, "value=%g", p->value);
+  else rlx_bprintf(buf, cap, "value=%lld", (long long)p->ivalue);
+}
+
+const rlx_op_vtable rlx_op_full = {.infer = full_infer, .ref = full_ref, .print = full_print};
+
+static rlx_status arange_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  (void)g;
+  const rlx_arange_params *p = &n->p.arange;
+  if (!rlx_dtype_valid(p->dtype) || p->dtype == RLX_DTYPE_BOOL) RLX_INFER_FAIL("arange: bad dtype");
+  if (p->length < 0) RLX_INFER_FAIL("arange: negative length");
+  os[0].rank = 1;
+  os[0].dims[0] = p->length;
+  od[0] = p->dtype;
+  return RLX_OK;
+}
+
+static rlx_status arange_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                             void *scratch) {
+  (void)in, (void)scratch;
+  const rlx_arange_params *p = &n->p.arange;
+  for (int64_t i = 0; i < p->length; i++) {
+    if (rlx_dtype_is_float(p->dtype)) rlx_store_f64(out[0].data, p->dtype, i, p->start + (double)i * p->step);
+    else rlx_store_i64(out[0].data, p->dtype, i, p->istart + i * p->istep);
+  }
+  return RLX_OK;
+}
+
+static void arange_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_arange_params *p = &n->p.arange;
+  if (rlx_dtype_is_float(p->dtype)) rlx_bprintf(buf, cap, "start=%g step=%g", p->start, p->step);
+  else rlx_bprintf(buf, cap, "start=%lld step=%lld", (long long)p->istart, (long long)p->istep);
+  rlx_bprintf(buf, cap, " n=%lld", (long long)p->length);
+}
+
+const rlx_op_vtable rlx_op_arange = {.infer = arange_infer, .ref = arange_ref, .print = arange_print};

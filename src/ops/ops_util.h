@@ -1,0 +1,62 @@
+/*
+ * ops_util.h — helpers shared by the op files: input access, broadcasting,
+ * strided iteration, small printing helpers. Internal to src/ops/.
+ */
+#ifndef RLX_OPS_UTIL_H
+#define RLX_OPS_UTIL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/graph.h"
+
+/* Value of input k of node n, or NULL when absent. */
+static inline const rlx_value *rlx_in(const rlx_graph *g, const rlx_node *n, int k) {
+  if (k >= n->n_in || n->in[k] < 0) return NULL;
+  return &g->values[n->in[k]];
+}
+
+static inline rlx_shape rlx_view_shape(const rlx_tensor_view *v) {
+  rlx_shape s;
+  s.rank = v->rank;
+  memcpy(s.dims, v->dims, sizeof s.dims);
+  return s;
+}
+
+static inline int64_t rlx_dims_prod(const int64_t *d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++) p *= d[i];
+  return p;
+}
+
+/* NumPy broadcast of a and b into *out; RLX_ERR_SHAPE when incompatible. */
+rlx_status rlx_broadcast(const rlx_shape *a, const rlx_shape *b, rlx_shape *out);
+
+/* Strides (elements) for reading `in` while walking `out` (right-aligned
+ * broadcasting: a size-1 or missing axis gets stride 0). */
+void rlx_broadcast_strides(const rlx_shape *in, const rlx_shape *out, int64_t st[RLX_MAX_RANK]);
+
+/* Offset of linear element `i` of shape `s` under strides `st`. */
+static inline int64_t rlx_strided_offset(const rlx_shape *s, const int64_t *st, int64_t i) {
+  int64_t off = 0;
+  for (int d = s->rank - 1; d >= 0; d--) {
+    int64_t q = s->dims[d] ? i / s->dims[d] : 0;
+    off += (i - q * s->dims[d]) * st[d];
+    i = q;
+  }
+  return off;
+}
+
+/* Errors for infer functions (the node's label is added by the caller). */
+#define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
+
+/* Appends formatted text to buf (print helpers). */
+void rlx_bprintf(char *buf, size_t cap, const char *fmt, ...) RLX_PRINTF(3, 4);
+void rlx_bprint_ints(char *buf, size_t cap, const char *name, const int64_t *v, int n);
+
+/* Declares `const rlx_op_vtable rlx_op_<name>`. */
+#define RLX_OP(e, name, mi, ma, mo) extern const rlx_op_vtable rlx_op_##name;
+#include "ir/ops.def"
+#undef RLX_OP
+
+#endif /* RLX_OPS_UTIL_H */

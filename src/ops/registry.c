@@ -1,0 +1,60 @@
+/*
+ * registry.c — the per-op table, generated from ops.def, and the kind-name
+ * tables, generated from the lists in params.h; plus the helpers of ops_util.h.
+ */
+#include <stdarg.h>
+
+#include "ops/ops_util.h"
+
+const rlx_op_info rlx_op_table[RLX_OP_COUNT] = {
+#define RLX_OP(e, nm, mi, ma, mo) [RLX_OP_##e] = {#nm, mi, ma, mo, &rlx_op_##nm},
+#include "ir/ops.def"
+#undef RLX_OP
+};
+
+#define RLX_X_(e, s) s,
+const char *const rlx_unary_names[RLX_UNARY_COUNT] = {RLX_UNARY_LIST(RLX_X_)};
+const char *const rlx_binary_names[RLX_BINARY_COUNT] = {RLX_BINARY_LIST(RLX_X_)};
+const char *const rlx_reduce_names[RLX_REDUCE_COUNT] = {RLX_REDUCE_LIST(RLX_X_)};
+#undef RLX_X_
+
+rlx_status rlx_broadcast(const rlx_shape *a, const rlx_shape *b, rlx_shape *out) {
+  int r = RLX_MAX(a->rank, b->rank);
+  out->rank = r;
+  for (int i = 0; i < r; i++) {
+    int ia = a->rank - r + i, ib = b->rank - r + i;
+    int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      char sa[96], sb[96];
+      return rlx_errorf(RLX_ERR_SHAPE, "shapes %s and %s do not broadcast (axis %d: %lld vs %lld)",
+                        rlx_shape_str(a, sa, sizeof sa), rlx_shape_str(b, sb, sizeof sb), i,
+                        (long long)da, (long long)db);
+    }
+    out->dims[i] = da == 1 ? db : da;
+  }
+  return RLX_OK;
+}
+
+void rlx_broadcast_strides(const rlx_shape *in, const rlx_shape *out, int64_t st[RLX_MAX_RANK]) {
+  int64_t own[RLX_MAX_RANK];
+  rlx_shape_strides(in, own);
+  for (int i = 0; i < out->rank; i++) {
+    int j = in->rank - out->rank + i;
+    st[i] = (j < 0 || in->dims[j] == 1) ? 0 : own[j];
+  }
+}
+
+void rlx_bprintf(char *buf, size_t cap, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  if (n + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + n, cap - n, fmt, ap);
+  va_end(ap);
+}
+
+void rlx_bprint_ints(char *buf, size_t cap, const char *name, const int64_t *v, int n) {
+  rlx_bprintf(buf, cap, "%s%s=[", buf[0] ? " " : "", name);
+  for (int i = 0; i < n; i++) rlx_bprintf(buf, cap, i ? ",%lld" : "%lld", (long long)v[i]);
+  rlx_bprintf(buf, cap, "]");
+}

@@ -1,0 +1,32 @@
+/*
+ * memplan.h — the memory plan: where every value of a compiled graph lives.
+ *
+ *   - graph inputs: caller memory bound at run time;
+ *   - weights and constants: their data (mapped file or owned buffer);
+ *   - node outputs: offsets in one 64-byte-aligned arena, shared between
+ *     values whose lifetimes (first definition .. last use) do not overlap;
+ *   - reshape outputs: aliases of their input's storage (no copy);
+ *   - per-node scratch: one region after the values, sized for the largest.
+ *
+ * Nothing is allocated while running: a session allocates the arena once.
+ */
+#ifndef RLX_MEMPLAN_H
+#define RLX_MEMPLAN_H
+
+#include "ir/graph.h"
+
+typedef struct rlx_plan {
+  int32_t n_values;
+  int64_t *offset;     /* arena offset per value; -1 when not in the arena */
+  int32_t *alias_of;   /* root value whose storage this value shares; -1 if none */
+  bool *skip;          /* per node: no kernel to run (an aliasing reshape) */
+  size_t values_size;  /* bytes used by values */
+  size_t scratch_offset, scratch_size;
+  size_t arena_size;   /* values + scratch */
+} rlx_plan;
+
+/* `aliasing`: let reshape outputs share their input's storage. */
+rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, rlx_plan *plan);
+void rlx_plan_free(rlx_plan *plan);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * session.c — rlx_session: one arena per session (allocated at creation from
+ * the compiled memory plan), input/output binding by name, and the run loop,
+ * which only fills data pointers and calls kernels: no allocation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+void rlx_session_destroy(rlx_session *s) {
+  if (!s) return;
+  rlx_aligned_free(s->arena);
+  rlx_free(s->ptr);
+  rlx_free(s->bound_in);
+  rlx_free(s->bound_out);
+  rlx_free(s->views);
+  rlx_free(s->view_at);
+  rlx_free(s);
+}
+
+rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
+  if (!c || !out) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_create: NULL argument");
+  const rlx_graph *g = &c->graph;
+  rlx_session *s = rlx_calloc(1, sizeof *s);
+  if (!s) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+  s->c = c;
+  int64_t nviews = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    nviews += RLX_MAX(g->nodes[i].n_in, rlx_op_table[g->nodes[i].op].max_in) + g->nodes[i].n_out;
+  s->arena = rlx_aligned_alloc(c->plan.arena_size ? c->plan.arena_size : 64);
+  s->ptr = rlx_calloc((size_t)(g->n_values + 1), sizeof *s->ptr);
+  s->bound_in = rlx_calloc((size_t)(g->n_inputs + 1), sizeof *s->bound_in);
+  s->bound_out = rlx_calloc((size_t)(g->n_outputs + 1), sizeof *s->bound_out);
+  s->views = rlx_calloc((size_t)(nviews + 1), sizeof *s->views);
+  s->view_at = rlx_calloc((size_t)(g->n_nodes + 1), sizeof *s->view_at);
+  if (!s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
+    rlx_session_destroy(s);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session (arena of %zu bytes)",
+                      c->plan.arena_size);
+  }
+  /* shapes of every kernel argument, fixed for this plan */
+  int32_t at = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
+    s->view_at[i] = at;
+    for (int32_t k = 0; k < nin; k++)
+      if (k < n->n_in && n->in[k] >= 0) s->views[at + k] = rlx_value_view(&g->values[n->in[k]]);
+    for (int32_t k = 0; k < n->n_out; k++) s->views[at + nin + k] = rlx_value_view(&g->values[n->out[k]]);
+    at += nin + n->n_out;
+  }
+  /* weights and constants have fixed addresses */
+  for (int32_t v = 0; v < g->n_values; v++) {
+    const rlx_value *val = &g->values[v];
+    if (val->kind == RLX_VALUE_WEIGHT || val->kind == RLX_VALUE_CONST) s->ptr[v] = (void *)val->data;
+    else if (c->plan.offset[v] >= 0) s->ptr[v] = (char *)s->arena + c->plan.offset[v];
+  }
+  *out = s;
+  return RLX_OK;
+}
+
+static bool view_matches(const rlx_tensor_view *v, const rlx_value *val) {
+  if (v->dtype != val->dtype || v->rank != val->shape.rank) return false;
+  for (int i = 0; i < v->rank; i++)
+    if (v->dims[i] != val->shape.dims[i]) return false;
+  return true;
+}
+
+static rlx_status mismatch(const char *what, const char *name, const rlx_tensor_view *v,
+                           const rlx_value *val) {
+  char a[128], b[128];
+  rlx_shape vs = {.rank = v->rank};
+  memcpy(vs.dims, v->dims, sizeof(int64_t) * (size_t)(v->rank > 0 && v->rank <= RLX_MAX_RANK ? v->rank : 0));
+  return rlx_errorf(RLX_ERR_SHAPE, "%s '%s' is %s %s; the view given is %s %s", what, name,
+                    rlx_dtype_name(val->dtype), rlx_shape_str(&val->shape, a, sizeof a),
+                    rlx_dtype_name(v->dtype), rlx_shape_str(&vs, b, sizeof b));
+}
+
+rlx_status rlx_session_bind_input(rlx_session *s, const char *name, const rlx_tensor_view *v) {
+  if (!s || !name || !v) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_bind_input: NULL argument");
+  const rlx_graph *g = &s->c->graph;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    const rlx_value *val = &g->values[g->inputs[i]];
+    if (strcmp(val->name, name)) continue;
+    if (!view_matches(v, val)) return mismatch("input", name, v, val);
+    if (!v->data && rlx_value_nbytes(val))
+      return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "input '%s': the view has no data", name);
+    s->bound_in[i] = v->data;
+    return RLX_OK;
+  }
+  return rlx_errorf(RLX_ERR_NOT_FOUND, "the model has no input named '%s'", name);
+}
+
+static int32_t output_index(const rlx_session *s, const char *name) {
+  const rlx_model *m = s->c->model;
+  char *end;
+  long i = strtol(name, &end, 10);
+  if (*name && !*end && i >= 0 && i < s->c->graph.n_outputs) return (int32_t)i;
+  for (int32_t k = 0; k < m->ir.n_outputs && k < s->c->graph.n_outputs; k++)
+    if (!m->ir.outputs[k].is_const && !strcmp(m->ir.outputs[k].ref, name)) return k;
+  return -1;
+}
+
+rlx_status rlx_session_bind_output(rlx_session *s, const char *name, const rlx_tensor_view *v) {
+  if (!s || !name || !v) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_bind_output: NULL argument");
+  int32_t i = output_index(s, name);
+  if (i < 0) return rlx_errorf(RLX_ERR_NOT_FOUND, "the model has no output named '%s'", name);
+  const rlx_value *val = &s->c->graph.values[s->c->graph.outputs[i]];
+  if (!view_matches(v, val)) return mismatch("output", name, v, val);
+  s->bound_out[i] = *v;
+  return RLX_OK;
+}
+
+rlx_status rlx_session_run(rlx_session *s) {
+  if (!s) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_run: NULL session");
+  const rlx_compiled *c = s->c;
+  const rlx_graph *g = &c->graph;
+  for (int32_t i = 0; i < g->n_inputs; i++) {
+    const rlx_value *val = &g->values[g->inputs[i]];
+    if (!s->bound_in[i] && rlx_value_nbytes(val))
+      return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "input '%s' is not bound", val->name);
+    s->ptr[g->inputs[i]] = (void *)s->bound_in[i];
+  }
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (c->plan.alias_of[v] >= 0) s->ptr[v] = s->ptr[c->plan.alias_of[v]];
+  void *scratch = (char *)s->arena + c->plan.scratch_offset;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
+    rlx_tensor_view *in = &s->views[s->view_at[i]], *out = in + nin;
+    for (int32_t k = 0; k < n->n_in; k++) in[k].data = n->in[k] >= 0 ? s->ptr[n->in[k]] : NULL;
+    for (int32_t k = 0; k < n->n_out; k++) out[k].data = s->ptr[n->out[k]];
+    if (!c->plan.skip[i]) {
+      rlx_status st = c->kernels[i](n, in, out, scratch);
+      if (st) {
+        rlx_error_prefix("node '%s' (%s): ", n->label, n->aten ? n->aten : rlx_op_table[n->op].name);
+        return st;
+      }
+    }
+    if (s->after_node) {
+      rlx_status st = s->after_node(s->after_node_ctx, s, i);
+      if (st) return st;
+    }
+  }
+  for (int32_t i = 0; i < g->n_outputs; i++) {
+    if (!s->bound_out[i].data) continue;
+    const rlx_value *val = &g->values[g->outputs[i]];
+    memcpy(s->bound_out[i].data, s->ptr[g->outputs[i]], rlx_value_nbytes(val));
+  }
+  return RLX_OK;
+}
+
+rlx_status rlx_session_output(const rlx_session *s, int index, rlx_tensor_view *v) {
+  if (!s || !v) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_output: NULL argument");
+  if (index < 0 || index >= s->c->graph.n_outputs)
+    return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output index %d out of range (%d outputs)", index,
+                      s->c->graph.n_outputs);
+  int32_t id = s->c->graph.outputs[index];
+  *v = rlx_value_view(&s->c->graph.values[id]);
+  v->data = s->ptr[id];
+  return RLX_OK;
+}

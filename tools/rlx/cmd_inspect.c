@@ -1,0 +1,96 @@
+/*
+ * cmd_inspect.c — `rlx inspect DIR`: the aten op histogram, the lowered rlx
+ * graph (before and after passes) as a per-node table, the memory plan, and
+ * optionally a Graphviz picture. `--check` only imports and lowers (the
+ * exporter's auto-decompose loop uses it: exit 0, or 2 with the error, which
+ * lists every unsupported op).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ir/print.h"
+
+typedef struct hist {
+  const char *name;
+  int count;
+} hist;
+
+static int cmp_hist(const void *a, const void *b) {
+  const hist *x = a, *y = b;
+  return x->count != y->count ? y->count - x->count : strcmp(x->name, y->name);
+}
+
+static void print_hist(const char *title, const char **names, int n) {
+  hist *h = calloc((size_t)n + 1, sizeof *h);
+  int nh = 0;
+  for (int i = 0; i < n; i++) {
+    int j = 0;
+    while (j < nh && strcmp(h[j].name, names[i])) j++;
+    if (j == nh) h[nh++] = (hist){names[i], 0};
+    h[j].count++;
+  }
+  qsort(h, (size_t)nh, sizeof *h, cmp_hist);
+  printf("%s (%d nodes, %d distinct):\n", title, n, nh);
+  for (int i = 0; i < nh; i++) printf("  %5d  %s\n", h[i].count, h[i].name);
+  free(h);
+}
+
+int cmd_inspect(int argc, char **argv) {
+  const char *dir = NULL, *dot = NULL;
+  bool check = false;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--check")) check = true;
+    else if (!strcmp(argv[i], "--dot")) {
+      if (i + 1 >= argc) return cli_usage("inspect", "--dot needs a file");
+      dot = argv[++i];
+    } else if (argv[i][0] == '-') return cli_usage("inspect", "unknown option %s", argv[i]);
+    else if (!dir) dir = argv[i];
+    else return cli_usage("inspect", "more than one directory given");
+  }
+  if (!dir) return cli_usage("inspect", "usage: rlx inspect DIR [--check] [--dot FILE]");
+  cli_ctx c = {.cmd = "inspect"};
+  int rc = cli_open(&c, dir, NULL);
+  if (rc) {
+    cli_close(&c);
+    return rc;
+  }
+  const rlx_model *m = c.model;
+  const rlx_graph *g = &c.compiled->graph;
+  if (check) {
+    printf("ok: %s lowers to %d rlx nodes\n", m->ir.model_name, m->graph.n_nodes);
+    cli_close(&c);
+    return 0;
+  }
+  printf("model: %s\nproducer: %s\ndecomposition: %s\n", m->ir.model_name, m->ir.producer, m->ir.decomposition);
+  for (int i = 0; i < m->ir.n_inputs; i++) {
+    char s[128];
+    printf("input %d: %s %s%s%s\n", i, m->ir.inputs[i].id, rlx_dtype_name(m->ir.inputs[i].dtype),
+           rlx_shape_str(&m->ir.inputs[i].shape, s, sizeof s),
+           m->ir.inputs[i].has_dynamic ? " (dynamic axes run at the example size)" : "");
+  }
+  const char **names = calloc((size_t)m->ir.n_nodes + (size_t)g->n_nodes + 1, sizeof *names);
+  for (int i = 0; i < m->ir.n_nodes; i++) names[i] = m->ir.nodes[i].op;
+  print_hist("aten ops", names, m->ir.n_nodes);
+  for (int i = 0; i < g->n_nodes; i++) names[i] = rlx_op_table[g->nodes[i].op].name;
+  print_hist("rlx ops after passes", names, g->n_nodes);
+  free(names);
+  printf("lowered: %d rlx nodes; after passes (fold, dce): %d\n", m->graph.n_nodes, g->n_nodes);
+  printf("memory plan: arena %.3f MiB (activations %.3f MiB, scratch %.3f MiB)\n\n",
+         (double)c.compiled->plan.arena_size / 1048576.0, (double)c.compiled->plan.values_size / 1048576.0,
+         (double)c.compiled->plan.scratch_size / 1048576.0);
+  rlx_graph_print(g, stdout);
+  if (dot) {
+    FILE *f = fopen(dot, "w");
+    if (!f) {
+      fprintf(stderr, "rlx inspect: error: cannot write %s\n", dot);
+      rc = 2;
+    } else {
+      rlx_graph_dot(g, f);
+      fclose(f);
+      printf("\ngraph written to %s\n", dot);
+    }
+  }
+  cli_close(&c);
+  return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * main.c — the `rlx` command-line tool: dispatches to the subcommands.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "rlx %d.%d.%d — run and verify PyTorch programs exported with `python3 -m rlx.export`\n\n"
+          "usage:\n"
+          "  rlx verify DIR [--threads N] [--reference-kernels] [--atol X] [--rtol X] [--cosine X]\n"
+          "                 [--json FILE] [--repeat N]     run on the reference inputs, compare with PyTorch\n"
+          "  rlx run DIR [--input NAME=FILE.npy]... [--output-dir D]   run, write outputs as .npy\n"
+          "  rlx bench DIR [--iters N] [--warmup N] [--threads N]        latency percentiles\n"
+          "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
+          "  rlx ops                                     the aten ops rlx lowers\n\n"
+          "exit status: 0 success / parity PASS, 1 parity FAIL, 2 error\n",
+          RLX_VERSION_MAJOR, RLX_VERSION_MINOR, RLX_VERSION_PATCH);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--version")) {
+    printf("rlx %d.%d.%d\n", RLX_VERSION_MAJOR, RLX_VERSION_MINOR, RLX_VERSION_PATCH);
+    return 0;
+  }
+  if (!strcmp(cmd, "verify")) return cmd_verify(argc - 2, argv + 2);
+  if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+  if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
+  if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 2, argv + 2);
+  if (!strcmp(cmd, "ops")) return cmd_ops(argc - 2, argv + 2);
+  fprintf(stderr, "rlx: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return 2;
+}
