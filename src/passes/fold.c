@@ -1,9 +1,12 @@
 /*
  * fold.c — constant folding: a node whose inputs are all constants or
  * weights (or that has no inputs: full, arange) is evaluated once with its
- * reference kernel, and its outputs become constants. The node itself is left
- * for dce to remove. Results larger than both 16 MiB and their inputs are not
- * folded (an expand of a scalar should stay a cheap node, not a big constant).
+ * reference kernel, and its outputs become constants. The folded nodes are
+ * then dropped from the node list (value ids stay; producers are renumbered),
+ * so the graph the pass leaves satisfies the verifier: every remaining node's
+ * outputs are NODE values pointing back at it. Results larger than both
+ * 16 MiB and their inputs are not folded (an expand of a scalar should stay a
+ * cheap node, not a big constant).
  */
 #include <string.h>
 
@@ -65,12 +68,25 @@ static rlx_status fold_node(rlx_graph *g, int32_t idx) {
   return RLX_OK;
 }
 
-rlx_status rlx_pass_fold(rlx_graph *g) {
+/* Removes the nodes whose outputs are now constants, keeping the order. */
+static void drop_folded(rlx_graph *g) {
+  int32_t w = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
-    if (g->values[n->out[0]].kind != RLX_VALUE_NODE || !foldable(g, n)) continue;
-    rlx_status st = fold_node(g, i);
-    if (st) return st;
+    if (g->values[n->out[0]].kind != RLX_VALUE_NODE) continue;
+    for (int32_t k = 0; k < n->n_out; k++) g->values[n->out[k]].producer = w;
+    g->nodes[w++] = g->nodes[i];
   }
-  return RLX_OK;
+  g->n_nodes = w;
+}
+
+rlx_status rlx_pass_fold(rlx_graph *g) {
+  rlx_status st = RLX_OK;
+  for (int32_t i = 0; !st && i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    if (g->values[n->out[0]].kind != RLX_VALUE_NODE || !foldable(g, n)) continue;
+    st = fold_node(g, i);
+  }
+  drop_folded(g);
+  return st;
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what rlx builds with, when missing (Debian/Ubuntu): a C compiler,
+# cmake, and cJSON (libcjson-dev). With --python, also the Python packages the
+# exporter and the test suite use (python/requirements-test.txt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v make >/dev/null 2>&1 || need+=(make)
+[ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "deps: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--python" ]; then
+  if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest" 2>/dev/null; then
+    echo "deps: installing Python packages (torch, torchvision, transformers, ...)"
+    python3 -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+  fi
+fi

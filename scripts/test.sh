@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: C unit tests and CLI bad-input tests (ctest) in a
+# Release build and again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the Python end-to-end tests (export with torch, verify with rlx).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+scripts/deps.sh --python
+
+echo "== build (Release)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs" >/dev/null
+echo "== ctest (Release)"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+echo "== build (ASan + UBSan)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRLX_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs" >/dev/null
+echo "== ctest (ASan + UBSan)"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure -j"$jobs")
+
+echo "== pytest (export with torch, verify with rlx)"
+RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/py "$@"

@@ -1,0 +1,124 @@
+"""The rlx command-line tool end to end: verify can fail, run writes outputs
+that match PyTorch, inspect/bench/ops report, and the exporter's
+auto-decompose loop works with the real binary."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import load_file, save_file
+from torch import nn
+
+from conftest import REPO, run_rlx
+
+import rlx  # noqa: E402
+
+EXAMPLE = REPO / "examples" / "models" / "mnist_cnn"
+
+
+def test_verify_fails_on_a_wrong_reference(rlx_bin, tmp_path):
+    d = tmp_path / "m"
+    shutil.copytree(EXAMPLE, d)
+    ref = load_file(d / "reference.safetensors")
+    ref["out::0"] = ref["out::0"].copy()
+    ref["out::0"][1, 3] += 0.05  # one element off by far more than the tolerance
+    save_file(ref, d / "reference.safetensors")
+    r = run_rlx(rlx_bin, "verify", d, "--json", d / "v.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "parity: FAIL" in r.stdout and "max abs error" in r.stdout
+    rep = json.loads((d / "v.json").read_text())
+    assert not rep["pass"] and rep["outputs"][0]["mismatches"] == 1
+
+
+def test_verify_fails_on_nan_output(rlx_bin, tmp_path):
+    """A reference with NaN where rlx is finite must fail (the reference
+    system's checker let all-NaN outputs pass)."""
+    d = tmp_path / "m"
+    shutil.copytree(EXAMPLE, d)
+    ref = load_file(d / "reference.safetensors")
+    ref["out::0"] = np.full_like(ref["out::0"], np.nan)
+    save_file(ref, d / "reference.safetensors")
+    r = run_rlx(rlx_bin, "verify", d)
+    assert r.returncode == 1 and "non-finite" in r.stdout, r.stdout
+
+
+def test_verify_thresholds_are_options(rlx_bin, tmp_path):
+    d = tmp_path / "m"
+    shutil.copytree(EXAMPLE, d)
+    ref = load_file(d / "reference.safetensors")
+    # max|ref| is about 2.4, so the default tolerance is about 1e-4 + 2.4e-4
+    ref["out::0"] = ref["out::0"] + np.float32(1e-3)
+    save_file(ref, d / "reference.safetensors")
+    assert run_rlx(rlx_bin, "verify", d).returncode == 1
+    assert run_rlx(rlx_bin, "verify", d, "--atol", "2e-3").returncode == 0
+
+
+def test_run_writes_npy_matching_torch(rlx_bin, tmp_path):
+    x = np.random.default_rng(0).standard_normal((4, 1, 28, 28)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    r = run_rlx(rlx_bin, "run", EXAMPLE, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    got = np.load(tmp_path / "o" / "out_0.npy")
+    # eager torch on the same weights
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("lenet", REPO / "tests" / "models" / "lenet.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model, _ = mod.get_model()
+    w = load_file(EXAMPLE / "weights.safetensors")
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in w.items()})
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_run_rejects_wrong_input_shape(rlx_bin, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((2, 1, 28, 28), np.float32))
+    r = run_rlx(rlx_bin, "run", EXAMPLE, "--input", f"x={tmp_path / 'x.npy'}")
+    assert r.returncode == 2 and "'x'" in r.stderr and "[4, 1, 28, 28]" in r.stderr, r.stderr
+
+
+def test_inspect_bench_ops(rlx_bin):
+    r = run_rlx(rlx_bin, "inspect", EXAMPLE)
+    assert r.returncode == 0 and "aten.conv2d.default" in r.stdout and "conv" in r.stdout
+    r = run_rlx(rlx_bin, "bench", EXAMPLE, "--iters", "3", "--warmup", "1")
+    assert r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout
+    r = run_rlx(rlx_bin, "ops")
+    assert r.returncode == 0 and "aten.scaled_dot_product_attention" in r.stdout
+
+
+def test_usage_errors_exit_2(rlx_bin):
+    assert run_rlx(rlx_bin).returncode == 2
+    assert run_rlx(rlx_bin, "frobnicate").returncode == 2
+    r = run_rlx(rlx_bin, "verify", "/nonexistent/dir")
+    assert r.returncode == 2 and "/nonexistent/dir" in r.stderr
+
+
+class Rolls(nn.Module):
+    def forward(self, x):
+        return torch.roll(x, shifts=2, dims=1) * 2 + torch.triu(x)
+
+
+def test_auto_decompose_loop_with_real_binary(rlx_bin, tmp_path, monkeypatch):
+    """roll and triu have no rlx handler yet and survive the "aten" export
+    (no decompositions): the exporter must learn that from `rlx inspect
+    --check` and re-export with torch's own decompositions of those ops."""
+    monkeypatch.setenv("RLX_BIN", str(rlx_bin))
+    out = tmp_path / "rolls"
+    s = rlx.export_program(Rolls(), (torch.randn(3, 5),), out, decomposition="aten", check=True)
+    assert s["check"] == "passed", s["check_message"]
+    assert s["auto_decomposed_ops"], s
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_unsupported_ops_reported_together(rlx_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLX_BIN", str(rlx_bin))
+    out = tmp_path / "rolls"
+    s = rlx.export_program(Rolls(), (torch.randn(3, 5),), out, decomposition="aten", check=False)
+    assert s["check"] == "disabled"
+    r = run_rlx(rlx_bin, "inspect", out, "--check")
+    assert r.returncode == 2
+    assert "does not yet support 2 op(s)" in r.stderr and "aten.roll" in r.stderr and "aten.triu" in r.stderr
