@@ -154,6 +154,12 @@ static inline int rlx_axis(int64_t axis, int rank) {
   if (axis < 0) axis += rank;
   return (axis < 0 || axis >= rank) ? -1 : (int)axis;
 }
+/* Product of dims[from..to). */
+static inline int64_t rlx_dims_prod(const int64_t *d, int from, int to) {
+  int64_t p = 1;
+  for (int i = from; i < to; i++) p *= d[i];
+  return p;
+}
 /* Row-major strides (in elements) of shape s. */
 void rlx_shape_strides(const rlx_shape *s, int64_t strides[RLX_MAX_RANK]);
 

@@ -199,6 +199,75 @@ typedef struct rlx_arange_params {
   int64_t istart, istep; /* exact values for integer dtypes */
 } rlx_arange_params;
 
+typedef struct rlx_sort_params {
+  int axis;
+  bool descending; /* NaN sorts as the largest value, as in torch; ties keep input order */
+} rlx_sort_params;
+
+typedef enum rlx_scatter_reduce {
+  RLX_SCATTER_NONE, RLX_SCATTER_ADD, RLX_SCATTER_MUL, RLX_SCATTER_MEAN, RLX_SCATTER_AMAX,
+  RLX_SCATTER_AMIN
+} rlx_scatter_reduce;
+
+/* gather_elements (axis only), scatter. */
+typedef struct rlx_scatter_params {
+  int axis;
+  rlx_scatter_reduce reduce;
+  bool include_self; /* scatter_reduce: combine with the values already in x */
+} rlx_scatter_params;
+
+typedef struct rlx_index_put_params {
+  uint32_t indexed; /* as rlx_index_params */
+  bool accumulate;
+} rlx_index_put_params;
+
+typedef struct rlx_flip_params {
+  uint32_t axes; /* bit i: reverse axis i */
+} rlx_flip_params;
+
+typedef struct rlx_as_strided_params {
+  rlx_shape size;
+  int64_t stride[RLX_MAX_RANK];
+  int64_t offset; /* in elements of the input's contiguous storage */
+} rlx_as_strided_params;
+
+/* col2im (nn.Fold): [N, C*kh*kw, L] -> [N, C, H, W] */
+typedef struct rlx_col2im_params {
+  int64_t out[2], kernel[2], dilation[2], pad[2], stride[2];
+} rlx_col2im_params;
+
+typedef enum rlx_resize_mode {
+  RLX_RESIZE_NEAREST,       /* torch "nearest": floor(dst * scale) */
+  RLX_RESIZE_NEAREST_EXACT, /* torch "nearest-exact": floor((dst + 0.5) * scale) */
+  RLX_RESIZE_LINEAR,        /* linear / bilinear / trilinear */
+  RLX_RESIZE_CUBIC          /* bicubic (Keys, a = -0.75; a = -0.5 when antialiased) */
+} rlx_resize_mode;
+
+/* resize over the trailing nd axes of [N, C, *spatial]. */
+typedef struct rlx_resize_params {
+  rlx_resize_mode mode;
+  int nd;
+  bool align_corners, antialias;
+  double scales[RLX_MAX_SPATIAL]; /* user scale factors (out/in); 0: derive from the sizes */
+  int64_t out[RLX_MAX_SPATIAL];
+} rlx_resize_params;
+
+typedef struct rlx_grid_sample_params {
+  int mode;    /* 0 bilinear, 1 nearest, 2 bicubic (torch's codes) */
+  int padding; /* 0 zeros, 1 border, 2 reflection */
+  bool align_corners;
+} rlx_grid_sample_params;
+
+typedef struct rlx_embedding_bag_params {
+  int mode; /* 0 sum, 1 mean, 2 max */
+  bool include_last_offset;
+  int64_t padding_idx; /* -1: none */
+} rlx_embedding_bag_params;
+
+typedef struct rlx_dist_params {
+  double p;
+} rlx_dist_params;
+
 typedef union rlx_params {
   rlx_unary_params unary;
   rlx_binary_params binary;
@@ -220,6 +289,16 @@ typedef union rlx_params {
   rlx_gather_params gather;
   rlx_index_params index;
   rlx_scan_params scan;
+  rlx_sort_params sort;
+  rlx_scatter_params scatter;
+  rlx_index_put_params index_put;
+  rlx_flip_params flip;
+  rlx_as_strided_params as_strided;
+  rlx_col2im_params col2im;
+  rlx_resize_params resize;
+  rlx_grid_sample_params grid_sample;
+  rlx_embedding_bag_params embedding_bag;
+  rlx_dist_params dist;
   rlx_full_params full;
   rlx_arange_params arange;
 } rlx_params;

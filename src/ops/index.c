@@ -7,6 +7,7 @@
  *           indexing, aten.index.Tensor): the index tensors broadcast to a
  *           shape [*I]; if the indexed axes are adjacent, [*I] replaces them
  *           in place, otherwise it goes first, as in NumPy and torch.
+ *   index_put  x[indices] = values (or += with accumulate), same indexing rules.
  *   scan    cumsum / cumprod along an axis (integers and bools give i64).
  *
  * Out-of-range indices are a run-time error naming the value, never a read
@@ -65,17 +66,16 @@ static void gather_print(const rlx_node *n, char *buf, size_t cap) {
 
 const rlx_op_vtable rlx_op_gather = {.infer = gather_infer, .ref = gather_ref, .print = gather_print};
 
-/* ---- advanced indexing ---- */
+/* ---- advanced indexing: index (read) and index_put (write) ---- */
 
 typedef struct index_geom {
-  int rank, nidx, first;
+  int nidx, first;
   bool adjacent;
   rlx_shape bshape; /* broadcast shape of the index tensors */
 } index_geom;
 
 static rlx_status index_geom_init(const rlx_shape *x, uint32_t mask, const rlx_shape *const *idx,
                                   int nidx, index_geom *gm) {
-  gm->rank = x->rank;
   gm->nidx = nidx;
   gm->first = -1;
   int last = -1, count = 0;
@@ -97,76 +97,105 @@ static rlx_status index_geom_init(const rlx_shape *x, uint32_t mask, const rlx_s
   return RLX_OK;
 }
 
-static rlx_status index_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+/* Shape of x[indices]: the index dims replace the indexed axes in place when
+ * those are adjacent, and go first otherwise. */
+static rlx_status index_result_shape(const rlx_shape *x, uint32_t mask, const index_geom *gm,
+                                     rlx_shape *rs) {
+  if (gm->bshape.rank + x->rank - gm->nidx > RLX_MAX_RANK) RLX_INFER_FAIL("index result rank too high");
+  rs->rank = 0;
+  if (!gm->adjacent) *rs = gm->bshape;
+  for (int i = 0; i < x->rank; i++) {
+    bool idx = (mask >> i) & 1;
+    if (idx && i == gm->first && gm->adjacent)
+      for (int b = 0; b < gm->bshape.rank; b++) rs->dims[rs->rank++] = gm->bshape.dims[b];
+    if (!idx) rs->dims[rs->rank++] = x->dims[i];
+  }
+  return RLX_OK;
+}
+
+/* Infers x[indices] from the index tensors at inputs [first_idx, n_in). */
+static rlx_status index_infer_common(const rlx_graph *g, const rlx_node *n, int first_idx,
+                                     uint32_t mask, rlx_shape *rs) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_shape *ish[RLX_MAX_RANK] = {0};
-  int nidx = n->n_in - 1;
-  if (nidx > RLX_MAX_RANK) RLX_INFER_FAIL("too many index tensors");
+  int nidx = n->n_in - first_idx;
+  if (nidx < 1 || nidx > RLX_MAX_RANK) RLX_INFER_FAIL("%d index tensors", nidx);
   for (int k = 0; k < nidx; k++) {
-    const rlx_value *v = rlx_in(g, n, k + 1);
-    if (!v || !rlx_dtype_is_int(v->dtype))
-      RLX_INFER_FAIL("index tensor %d must be an integer tensor", k);
+    const rlx_value *v = rlx_in(g, n, first_idx + k);
+    if (!v || !rlx_dtype_is_int(v->dtype)) RLX_INFER_FAIL("index tensor %d must be an integer tensor", k);
     ish[k] = &v->shape;
   }
   index_geom gm;
-  if (index_geom_init(&x->shape, n->p.index.indexed, ish, nidx, &gm)) return RLX_ERR_SHAPE;
-  int rest = x->shape.rank - nidx;
-  if (gm.bshape.rank + rest > RLX_MAX_RANK) RLX_INFER_FAIL("index result rank too high");
-  os[0].rank = 0;
-  bool placed = false;
-  for (int i = 0; i < x->shape.rank; i++) {
-    bool idx = (n->p.index.indexed >> i) & 1;
-    if (idx && !placed && gm.adjacent) {
-      for (int b = 0; b < gm.bshape.rank; b++) os[0].dims[os[0].rank++] = gm.bshape.dims[b];
-      placed = true;
-    }
-    if (!idx) os[0].dims[os[0].rank++] = x->shape.dims[i];
-  }
-  if (!gm.adjacent) { /* index dims go first */
-    rlx_shape tmp = os[0];
-    os[0] = gm.bshape;
-    for (int i = 0; i < tmp.rank; i++) os[0].dims[os[0].rank++] = tmp.dims[i];
-  }
-  od[0] = x->dtype;
+  if (index_geom_init(&x->shape, mask, ish, nidx, &gm)) return RLX_ERR_SHAPE;
+  return index_result_shape(&x->shape, mask, &gm, rs);
+}
+
+/* Walks the elements of x[indices], giving each one's offset in x. */
+typedef struct index_walk {
+  index_geom gm;
+  uint32_t mask;
+  rlx_shape xs, rs;
+  int64_t ist[RLX_MAX_RANK][RLX_MAX_RANK], xst[RLX_MAX_RANK];
+  const rlx_tensor_view *idx;
+} index_walk;
+
+static rlx_status index_walk_init(index_walk *w, const rlx_tensor_view *x, const rlx_tensor_view *idx,
+                                  int nidx, uint32_t mask) {
+  rlx_shape ishapes[RLX_MAX_RANK];
+  const rlx_shape *ish[RLX_MAX_RANK] = {0};
+  for (int k = 0; k < nidx; k++) ishapes[k] = rlx_view_shape(&idx[k]), ish[k] = &ishapes[k];
+  w->xs = rlx_view_shape(x);
+  w->mask = mask;
+  w->idx = idx;
+  if (index_geom_init(&w->xs, mask, ish, nidx, &w->gm) || index_result_shape(&w->xs, mask, &w->gm, &w->rs))
+    return RLX_ERR_INTERNAL;
+  for (int k = 0; k < nidx; k++) rlx_broadcast_strides(&ishapes[k], &w->gm.bshape, w->ist[k]);
+  rlx_shape_strides(&w->xs, w->xst);
   return RLX_OK;
+}
+
+static rlx_status index_walk_offset(const index_walk *w, int64_t i, int64_t *off_out) {
+  const rlx_shape *rs = &w->rs;
+  int64_t oc[RLX_MAX_RANK], rem = i;
+  for (int d = rs->rank - 1; d >= 0; d--) oc[d] = rem % rs->dims[d], rem /= rs->dims[d];
+  int br = w->gm.bshape.rank, bpos = w->gm.adjacent ? w->gm.first : 0;
+  int64_t bi = 0; /* linear index into the broadcast index shape */
+  for (int b = 0; b < br; b++) bi = bi * w->gm.bshape.dims[b] + oc[bpos + b];
+  int64_t off = 0;
+  int k = 0, o = 0;
+  for (int a = 0; a < w->xs.rank; a++) {
+    if (o == bpos) o += br; /* skip the block of index dims */
+    if ((w->mask >> a) & 1) {
+      const rlx_tensor_view *t = &w->idx[k];
+      int64_t v = rlx_load_i64(t->data, t->dtype, rlx_strided_offset(&w->gm.bshape, w->ist[k], bi)), r;
+      rlx_status st = resolve_index(v, w->xs.dims[a], true, &r);
+      if (st) return st;
+      off += r * w->xst[a];
+      k++;
+    } else {
+      off += oc[o++] * w->xst[a];
+    }
+  }
+  *off_out = off;
+  return RLX_OK;
+}
+
+static rlx_status index_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  od[0] = rlx_in(g, n, 0)->dtype;
+  return index_infer_common(g, n, 1, n->p.index.indexed, &os[0]);
 }
 
 static rlx_status index_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                             void *scratch) {
   (void)scratch;
-  rlx_shape xs = rlx_view_shape(&in[0]), os = rlx_view_shape(&out[0]);
-  int nidx = n->n_in - 1;
-  rlx_shape ishapes[RLX_MAX_RANK];
-  const rlx_shape *ish[RLX_MAX_RANK] = {0};
-  for (int k = 0; k < nidx; k++) ishapes[k] = rlx_view_shape(&in[k + 1]), ish[k] = &ishapes[k];
-  index_geom gm;
-  if (index_geom_init(&xs, n->p.index.indexed, ish, nidx, &gm)) return RLX_ERR_INTERNAL;
-  int64_t ist[RLX_MAX_RANK][RLX_MAX_RANK], xst[RLX_MAX_RANK];
-  for (int k = 0; k < nidx; k++) rlx_broadcast_strides(&ishapes[k], &gm.bshape, ist[k]);
-  rlx_shape_strides(&xs, xst);
-  int br = gm.bshape.rank, bpos = gm.adjacent ? gm.first : 0;
+  index_walk w;
+  if (index_walk_init(&w, &in[0], &in[1], n->n_in - 1, n->p.index.indexed)) return RLX_ERR_INTERNAL;
   size_t es = rlx_dtype_size(in[0].dtype);
-  int64_t N = rlx_shape_numel(&os);
+  int64_t N = rlx_shape_numel(&w.rs);
   for (int64_t i = 0; i < N; i++) {
-    int64_t oc[RLX_MAX_RANK], rem = i;
-    for (int d = os.rank - 1; d >= 0; d--) oc[d] = rem % os.dims[d], rem /= os.dims[d];
-    int64_t bi = 0; /* linear index into the broadcast index shape */
-    for (int b = 0; b < br; b++) bi = bi * gm.bshape.dims[b] + oc[bpos + b];
-    int64_t off = 0;
-    int k = 0, o = 0;
-    for (int a = 0; a < xs.rank; a++) {
-      if (o == bpos) o += br; /* skip the block of index dims */
-      if ((n->p.index.indexed >> a) & 1) {
-        int64_t v = rlx_load_i64(in[k + 1].data, in[k + 1].dtype, rlx_strided_offset(&gm.bshape, ist[k], bi));
-        int64_t r;
-        rlx_status st = resolve_index(v, xs.dims[a], true, &r);
-        if (st) return st;
-        off += r * xst[a];
-        k++;
-      } else {
-        off += oc[o++] * xst[a];
-      }
-    }
+    int64_t off;
+    rlx_status st = index_walk_offset(&w, i, &off);
+    if (st) return st;
     memcpy((char *)out[0].data + (size_t)i * es, (const char *)in[0].data + (size_t)off * es, es);
   }
   return RLX_OK;
@@ -177,6 +206,55 @@ static void index_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_index = {.infer = index_infer, .ref = index_ref, .print = index_print};
+
+/* index_put: x, values, index tensors... -> x with x[indices] = values
+ * (or += values when accumulating; repeated indices then all add up). */
+static rlx_status index_put_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0), *v = rlx_in(g, n, 1);
+  rlx_shape rs, tmp;
+  if (index_infer_common(g, n, 2, n->p.index_put.indexed, &rs)) return RLX_ERR_SHAPE;
+  if (v->dtype != x->dtype) RLX_INFER_FAIL("index_put values are %s, the tensor is %s",
+                                           rlx_dtype_name(v->dtype), rlx_dtype_name(x->dtype));
+  if (rlx_broadcast(&v->shape, &rs, &tmp) || !rlx_shape_eq(&tmp, &rs))
+    RLX_INFER_FAIL("index_put values do not broadcast to the indexed shape");
+  os[0] = x->shape;
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+static rlx_status index_put_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                void *scratch) {
+  (void)scratch;
+  index_walk w;
+  if (index_walk_init(&w, &in[0], &in[2], n->n_in - 2, n->p.index_put.indexed)) return RLX_ERR_INTERNAL;
+  rlx_dtype t = in[0].dtype;
+  size_t es = rlx_dtype_size(t);
+  memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
+  rlx_shape vs = rlx_view_shape(&in[1]);
+  int64_t vst[RLX_MAX_RANK];
+  rlx_broadcast_strides(&vs, &w.rs, vst);
+  int64_t N = rlx_shape_numel(&w.rs);
+  for (int64_t i = 0; i < N; i++) {
+    int64_t off, vo = rlx_strided_offset(&w.rs, vst, i);
+    rlx_status st = index_walk_offset(&w, i, &off);
+    if (st) return st;
+    if (!n->p.index_put.accumulate)
+      memcpy((char *)out[0].data + (size_t)off * es, (const char *)in[1].data + (size_t)vo * es, es);
+    else if (rlx_dtype_is_float(t))
+      rlx_store_f64(out[0].data, t, off, rlx_load_f64(out[0].data, t, off) + rlx_load_f64(in[1].data, t, vo));
+    else
+      rlx_store_i64(out[0].data, t, off,
+                    (int64_t)((uint64_t)rlx_load_i64(out[0].data, t, off) + (uint64_t)rlx_load_i64(in[1].data, t, vo)));
+  }
+  return RLX_OK;
+}
+
+static void index_put_print(const rlx_node *n, char *buf, size_t cap) {
+  rlx_bprintf(buf, cap, "axes=0x%x%s", n->p.index_put.indexed, n->p.index_put.accumulate ? " accumulate" : "");
+}
+
+const rlx_op_vtable rlx_op_index_put = {
+    .infer = index_put_infer, .ref = index_put_ref, .print = index_put_print};
 
 /* ---- scan ---- */
 

@@ -6,7 +6,10 @@
  *   layer_norm  x [.., *T], w [*T]?, b [*T]?       T = the n_axes trailing dims
  *   rms_norm    x [.., *T], w [*T]?
  *   group_norm  x [N, C, *], w [C]?, b [C]?
- *   batch_norm  x [N, C, *], mean [C], var [C], w [C]?, b [C]?
+ *   batch_norm  x [N, C, *], mean [C]?, var [C]?, w [C]?, b [C]?
+ *               without running statistics the batch's own are used (biased
+ *               variance over N and the spatial axes: training mode, and
+ *               instance_norm, which torch lowers onto it)
  */
 #include <math.h>
 
@@ -147,7 +150,7 @@ static rlx_status batch_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   static const char *names[] = {"", "running_mean", "running_var", "weight", "bias"};
   for (int k = 1; k < 5; k++)
     if (check_param(x, rlx_in(g, n, k), &C, 1, names[k])) return RLX_ERR_SHAPE;
-  if (!rlx_in(g, n, 1) || !rlx_in(g, n, 2)) RLX_INFER_FAIL("batch_norm needs running statistics");
+  if (!rlx_in(g, n, 1) != !rlx_in(g, n, 2)) RLX_INFER_FAIL("batch_norm needs both running statistics or neither");
   return norm_common(x, os, od);
 }
 
@@ -157,8 +160,22 @@ static rlx_status batch_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   int64_t N = in[0].dims[0], C = in[0].dims[1], S = rlx_dims_prod(in[0].dims, 2, in[0].rank);
   rlx_dtype t = in[0].dtype;
   for (int64_t c = 0; c < C; c++) {
-    double mean = rlx_load_f64(in[1].data, t, c);
-    double inv = 1.0 / sqrt(rlx_load_f64(in[2].data, t, c) + n->p.norm.eps);
+    double mean = 0, var = 0;
+    if (in[1].data) {
+      mean = rlx_load_f64(in[1].data, t, c);
+      var = rlx_load_f64(in[2].data, t, c);
+    } else { /* batch statistics */
+      for (int64_t bi = 0; bi < N; bi++)
+        for (int64_t i = 0; i < S; i++) mean += rlx_load_f64(in[0].data, t, (bi * C + c) * S + i);
+      mean /= (double)(N * S);
+      for (int64_t bi = 0; bi < N; bi++)
+        for (int64_t i = 0; i < S; i++) {
+          double d = rlx_load_f64(in[0].data, t, (bi * C + c) * S + i) - mean;
+          var += d * d;
+        }
+      var /= (double)(N * S);
+    }
+    double inv = 1.0 / sqrt(var + n->p.norm.eps);
     double w = in[3].data ? rlx_load_f64(in[3].data, t, c) : 1.0;
     double b = in[4].data ? rlx_load_f64(in[4].data, t, c) : 0.0;
     for (int64_t bi = 0; bi < N; bi++)

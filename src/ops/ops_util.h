@@ -23,11 +23,6 @@ static inline rlx_shape rlx_view_shape(const rlx_tensor_view *v) {
   return s;
 }
 
-static inline int64_t rlx_dims_prod(const int64_t *d, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++) p *= d[i];
-  return p;
-}
 
 /* NumPy broadcast of a and b into *out; RLX_ERR_SHAPE when incompatible. */
 rlx_status rlx_broadcast(const rlx_shape *a, const rlx_shape *b, rlx_shape *out);

@@ -7,11 +7,11 @@
 #include "import/lower/lower.h"
 
 /* Expands a 1-entry list to nd entries; fails on any other length. */
-static rlx_status spatial(const rlx_aten_node *n, int pos, const char *name, int nd, int64_t def,
+static rlx_status spatial(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int nd, int64_t def,
                           int64_t *out) {
   int64_t v[RLX_MAX_SPATIAL];
   int cnt;
-  rlx_status st = lw_ints(n, pos, name, v, RLX_MAX_SPATIAL, &cnt);
+  rlx_status st = lw_ints(lw, n, pos, name, v, RLX_MAX_SPATIAL, &cnt);
   if (st) return st;
   for (int i = 0; i < nd; i++) out[i] = cnt == 0 ? def : cnt == 1 ? v[0] : v[i];
   if (cnt > 1 && cnt != nd)
@@ -38,19 +38,19 @@ rlx_status rlx_lower_convolution(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_arg *pad_arg = lw_arg(n, 4, "padding");
   bool same = pad_arg && pad_arg->kind == RLX_ARG_STR && !strcmp(pad_arg->u.s, "same");
   bool valid = pad_arg && pad_arg->kind == RLX_ARG_STR && !strcmp(pad_arg->u.s, "valid");
-  if ((st = spatial(n, 3, "stride", nd, 1, c->stride))) return st;
-  if (!same && !valid && (st = spatial(n, 4, "padding", nd, 0, c->pad))) return st;
+  if ((st = spatial(lw, n, 3, "stride", nd, 1, c->stride))) return st;
+  if (!same && !valid && (st = spatial(lw, n, 4, "padding", nd, 0, c->pad))) return st;
   if (generic) {
-    if ((st = spatial(n, 5, "dilation", nd, 1, c->dilation)) ||
-        (st = lw_bool(n, 6, "transposed", false, &c->transposed)) ||
-        (st = spatial(n, 7, "output_padding", nd, 0, c->out_pad)) || (st = lw_int(n, 8, "groups", 1, &groups)))
+    if ((st = spatial(lw, n, 5, "dilation", nd, 1, c->dilation)) ||
+        (st = lw_bool(lw, n, 6, "transposed", false, &c->transposed)) ||
+        (st = spatial(lw, n, 7, "output_padding", nd, 0, c->out_pad)) || (st = lw_int(lw, n, 8, "groups", 1, &groups)))
       return st;
   } else if (c->transposed) { /* conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation) */
-    if ((st = spatial(n, 5, "output_padding", nd, 0, c->out_pad)) || (st = lw_int(n, 6, "groups", 1, &groups)) ||
-        (st = spatial(n, 7, "dilation", nd, 1, c->dilation)))
+    if ((st = spatial(lw, n, 5, "output_padding", nd, 0, c->out_pad)) || (st = lw_int(lw, n, 6, "groups", 1, &groups)) ||
+        (st = spatial(lw, n, 7, "dilation", nd, 1, c->dilation)))
       return st;
   } else { /* conv(x, w, b, stride, padding, dilation, groups) */
-    if ((st = spatial(n, 5, "dilation", nd, 1, c->dilation)) || (st = lw_int(n, 6, "groups", 1, &groups)))
+    if ((st = spatial(lw, n, 5, "dilation", nd, 1, c->dilation)) || (st = lw_int(lw, n, 6, "groups", 1, &groups)))
       return st;
   }
   c->groups = groups;
@@ -114,21 +114,21 @@ rlx_status rlx_lower_pool(rlx_lower *lw, const rlx_aten_node *n) {
   bool is_max = lw_is(n, "max_pool1d") || lw_is(n, "max_pool2d") || lw_is(n, "max_pool3d") ||
                 lw_is(n, "max_pool2d_with_indices") || lw_is(n, "max_pool3d_with_indices");
   pp->kind = is_max ? RLX_POOL_MAX : RLX_POOL_AVG;
-  if ((st = spatial(n, 1, "kernel_size", nd, 1, pp->kernel)) ||
-      (st = spatial(n, 2, "stride", nd, 0, pp->stride)) || (st = spatial(n, 3, "padding", nd, 0, pp->pad)))
+  if ((st = spatial(lw, n, 1, "kernel_size", nd, 1, pp->kernel)) ||
+      (st = spatial(lw, n, 2, "stride", nd, 0, pp->stride)) || (st = spatial(lw, n, 3, "padding", nd, 0, pp->pad)))
     return st;
   for (int i = 0; i < nd; i++) {
     if (!pp->stride[i]) pp->stride[i] = pp->kernel[i]; /* stride=[] means the kernel size */
     pp->dilation[i] = 1;
   }
   if (is_max) {
-    if ((st = spatial(n, 4, "dilation", nd, 1, pp->dilation)) || (st = lw_bool(n, 5, "ceil_mode", false, &pp->ceil_mode)))
+    if ((st = spatial(lw, n, 4, "dilation", nd, 1, pp->dilation)) || (st = lw_bool(lw, n, 5, "ceil_mode", false, &pp->ceil_mode)))
       return st;
   } else {
     int64_t div;
-    if ((st = lw_bool(n, 4, "ceil_mode", false, &pp->ceil_mode)) ||
-        (st = lw_bool(n, 5, "count_include_pad", true, &pp->count_include_pad)) ||
-        (st = lw_int(n, 6, "divisor_override", 0, &div)))
+    if ((st = lw_bool(lw, n, 4, "ceil_mode", false, &pp->ceil_mode)) ||
+        (st = lw_bool(lw, n, 5, "count_include_pad", true, &pp->count_include_pad)) ||
+        (st = lw_int(lw, n, 6, "divisor_override", 0, &div)))
       return st;
     pp->divisor_override = div;
   }
@@ -145,7 +145,7 @@ rlx_status rlx_lower_adaptive_pool(rlx_lower *lw, const rlx_aten_node *n) {
   p.adaptive_pool.nd = nd;
   p.adaptive_pool.kind = lw_is(n, "adaptive_max_pool1d") || lw_is(n, "adaptive_max_pool2d") ||
                                  lw_is(n, "adaptive_max_pool3d") ? RLX_POOL_MAX : RLX_POOL_AVG;
-  if ((st = spatial(n, 1, "output_size", nd, 1, p.adaptive_pool.out))) return st;
+  if ((st = spatial(lw, n, 1, "output_size", nd, 1, p.adaptive_pool.out))) return st;
   const rlx_value *xv = lw_val(lw, x);
   for (int i = 0; i < nd; i++) /* a None entry in output_size keeps the input size */
     if (p.adaptive_pool.out[i] <= 0 && xv->shape.rank >= nd)

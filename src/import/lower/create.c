@@ -34,10 +34,10 @@ rlx_status rlx_lower_arange(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_params p = {.arange = {.dtype = t->dtype, .length = t->shape.dims[0], .step = 1, .istep = 1}};
   rlx_status st = RLX_OK;
   if (has_start) {
-    if (!(st = lw_float(n, 0, "start", 0.0, &p.arange.start)) && !strcmp(ov, "start_step"))
-      st = lw_float(n, 2, "step", 1.0, &p.arange.step);
-    if (!st) st = lw_int(n, 0, "start", 0, &p.arange.istart);
-    if (!st && !strcmp(ov, "start_step")) st = lw_int(n, 2, "step", 1, &p.arange.istep);
+    if (!(st = lw_float(lw, n, 0, "start", 0.0, &p.arange.start)) && !strcmp(ov, "start_step"))
+      st = lw_float(lw, n, 2, "step", 1.0, &p.arange.step);
+    if (!st) st = lw_int(lw, n, 0, "start", 0, &p.arange.istart);
+    if (!st && !strcmp(ov, "start_step")) st = lw_int(lw, n, 2, "step", 1, &p.arange.istep);
   }
   if (st && rlx_dtype_is_float(t->dtype)) st = RLX_OK; /* float start/step: only the float path is used */
   if (st) return st;

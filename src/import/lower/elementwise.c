@@ -78,7 +78,7 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
   double alpha = 1.0;
   if (lw_is(n, "add") || lw_is(n, "sub") || lw_is(n, "rsub")) {
     const rlx_arg *al = lw_arg(n, 2, "alpha");
-    if ((st = lw_float(n, 2, "alpha", 1.0, &alpha))) return st;
+    if ((st = lw_float(lw, n, 2, "alpha", 1.0, &alpha))) return st;
     if (alpha != 1.0) {
       int32_t s = lw_scalar_arg(lw, al, ct);
       if (lw_is(n, "rsub")) a = lw_binary(lw, RLX_BINARY_MUL, a, s);
@@ -122,6 +122,10 @@ static const unary_map unaries[] = {
     {"hardsigmoid", RLX_UNARY_HARDSIGMOID}, {"hardswish", RLX_UNARY_HARDSWISH},
     {"softplus", RLX_UNARY_SOFTPLUS}, {"mish", RLX_UNARY_MISH},
     {"log_sigmoid_forward", RLX_UNARY_LOGSIGMOID}, {"nan_to_num", RLX_UNARY_NAN_TO_NUM},
+    {"special_erfinv", RLX_UNARY_ERFINV}, {"special_erf", RLX_UNARY_ERF}, {"special_erfc", RLX_UNARY_ERFC},
+    {"special_expm1", RLX_UNARY_EXPM1}, {"special_exp2", RLX_UNARY_EXP2}, {"special_log1p", RLX_UNARY_LOG1P},
+    {"special_expit", RLX_UNARY_SIGMOID}, {"log_sigmoid", RLX_UNARY_LOGSIGMOID},
+    {"positive", RLX_UNARY_COUNT},
 };
 
 static double dtype_max(rlx_dtype t) {
@@ -139,7 +143,7 @@ static bool is_predicate(rlx_unary_kind k) {
 }
 
 /* Reads the kind's scalar parameters. */
-static rlx_status unary_params(const rlx_aten_node *n, rlx_unary_params *p, rlx_dtype t) {
+static rlx_status unary_params(rlx_lower *lw, const rlx_aten_node *n, rlx_unary_params *p, rlx_dtype t) {
   rlx_status st = RLX_OK;
   switch (p->kind) {
     case RLX_UNARY_GELU: {
@@ -149,28 +153,28 @@ static rlx_status unary_params(const rlx_aten_node *n, rlx_unary_params *p, rlx_
         return lw_fail(RLX_ERR_UNSUPPORTED, "gelu approximate must be 'none' or 'tanh'");
       break;
     }
-    case RLX_UNARY_LEAKY_RELU: st = lw_float(n, 1, "negative_slope", 0.01, &p->a); break;
+    case RLX_UNARY_LEAKY_RELU: st = lw_float(lw, n, 1, "negative_slope", 0.01, &p->a); break;
     case RLX_UNARY_ELU:
-      if (!(st = lw_float(n, 1, "alpha", 1.0, &p->a)) && !(st = lw_float(n, 2, "scale", 1.0, &p->b)))
-        st = lw_float(n, 3, "input_scale", 1.0, &p->c);
+      if (!(st = lw_float(lw, n, 1, "alpha", 1.0, &p->a)) && !(st = lw_float(lw, n, 2, "scale", 1.0, &p->b)))
+        st = lw_float(lw, n, 3, "input_scale", 1.0, &p->c);
       break;
-    case RLX_UNARY_CELU: st = lw_float(n, 1, "alpha", 1.0, &p->a); break;
+    case RLX_UNARY_CELU: st = lw_float(lw, n, 1, "alpha", 1.0, &p->a); break;
     case RLX_UNARY_HARDTANH:
       if (lw_is(n, "relu6")) p->a = 0, p->b = 6;
-      else if (!(st = lw_float(n, 1, "min_val", -1.0, &p->a))) st = lw_float(n, 2, "max_val", 1.0, &p->b);
+      else if (!(st = lw_float(lw, n, 1, "min_val", -1.0, &p->a))) st = lw_float(lw, n, 2, "max_val", 1.0, &p->b);
       break;
     case RLX_UNARY_SOFTPLUS:
-      if (!(st = lw_float(n, 1, "beta", 1.0, &p->a))) st = lw_float(n, 2, "threshold", 20.0, &p->b);
+      if (!(st = lw_float(lw, n, 1, "beta", 1.0, &p->a))) st = lw_float(lw, n, 2, "threshold", 20.0, &p->b);
       break;
     case RLX_UNARY_ROUND: {
       int64_t d;
-      if ((st = lw_int(n, 1, "decimals", 0, &d))) return st;
+      if ((st = lw_int(lw, n, 1, "decimals", 0, &d))) return st;
       if (d) p->kind = RLX_UNARY_ROUND_DECIMALS, p->a = (double)d;
       break;
     }
     case RLX_UNARY_NAN_TO_NUM:
-      if (!(st = lw_float(n, 1, "nan", 0.0, &p->a)) && !(st = lw_float(n, 2, "posinf", dtype_max(t), &p->b)))
-        st = lw_float(n, 3, "neginf", -dtype_max(t), &p->c);
+      if (!(st = lw_float(lw, n, 1, "nan", 0.0, &p->a)) && !(st = lw_float(lw, n, 2, "posinf", dtype_max(t), &p->b)))
+        st = lw_float(lw, n, 3, "neginf", -dtype_max(t), &p->c);
       break;
     default: break;
   }
@@ -185,11 +189,12 @@ rlx_status rlx_lower_unary(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
+  if (m->kind == RLX_UNARY_COUNT) return lw_bind(lw, n, x); /* positive: identity */
   const rlx_tinfo *t = lw_out(n, 0);
   rlx_params p = {.unary = {.kind = m->kind}};
   /* compute dtype: the recorded output's, unless the op is a predicate */
   rlx_dtype ct = (t && !is_predicate(m->kind)) ? t->dtype : lw_val(lw, x)->dtype;
-  if ((st = unary_params(n, &p.unary, ct))) return st;
+  if ((st = unary_params(lw, n, &p.unary, ct))) return st;
   x = lw_cast(lw, x, ct);
   int32_t y = x < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &p, &x, 1);
   if (n->out_kind == RLX_OUT_LIST) { /* log_sigmoid_forward: (output, buffer) */
@@ -247,8 +252,8 @@ rlx_status rlx_lower_clamp(rlx_lower *lw, const rlx_aten_node *n) {
   bool tensor_bounds = (lo && lo->kind == RLX_ARG_REF) || (hi && hi->kind == RLX_ARG_REF);
   if (!tensor_bounds) {
     rlx_params p = {.unary = {.kind = RLX_UNARY_CLAMP, .a = NAN, .b = NAN}};
-    if ((lo && (st = lw_float(n, 1, "min", NAN, &p.unary.a))) ||
-        (hi && (st = lw_float(n, lw_is(n, "clamp_max") ? 1 : 2, "max", NAN, &p.unary.b))))
+    if ((lo && (st = lw_float(lw, n, 1, "min", NAN, &p.unary.a))) ||
+        (hi && (st = lw_float(lw, n, lw_is(n, "clamp_max") ? 1 : 2, "max", NAN, &p.unary.b))))
       return st;
     return lw_bind(lw, n, lw_emit(lw, RLX_OP_UNARY, &p, &x, 1));
   }
@@ -265,4 +270,25 @@ rlx_status rlx_lower_clamp(rlx_lower *lw, const rlx_aten_node *n) {
     if (x < 0) return rlx_last_status();
   }
   return lw_bind(lw, n, x);
+}
+
+/* logit(x, eps?) = log(z / (1 - z)), z = clamp(x, eps, 1 - eps) when eps is given */
+rlx_status rlx_lower_logit(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  double eps;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_float(lw, n, 1, "eps", -1.0, &eps);
+  if (st) return st;
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_dtype ct = t ? t->dtype : RLX_DTYPE_F32;
+  x = lw_cast(lw, x, ct);
+  if (x >= 0 && eps >= 0) {
+    rlx_params c = {.unary = {.kind = RLX_UNARY_CLAMP, .a = eps, .b = 1.0 - eps}};
+    x = lw_emit(lw, RLX_OP_UNARY, &c, &x, 1);
+  }
+  int32_t one = lw_scalar(lw, ct, 1.0, 1);
+  if (x < 0 || one < 0) return rlx_last_status();
+  int32_t q = lw_binary(lw, RLX_BINARY_DIV, x, lw_binary(lw, RLX_BINARY_SUB, one, x));
+  rlx_params lg = {.unary = {.kind = RLX_UNARY_LOG}};
+  return lw_bind(lw, n, q < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &lg, &q, 1));
 }

@@ -32,7 +32,7 @@ rlx_status rlx_lower_index_select(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, idx;
   int64_t dim;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
   if (!st) st = need_int_index(lw, idx);
   if (st) return st;

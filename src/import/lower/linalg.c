@@ -63,8 +63,8 @@ rlx_status rlx_lower_addmm(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_status st = lw_tensor(lw, n, 0, "self", &bias);
   if (!st) st = lw_tensor(lw, n, 1, bmm ? "batch1" : "mat1", &a);
   if (!st) st = lw_tensor(lw, n, 2, bmm ? "batch2" : "mat2", &b);
-  if (!st) st = lw_float(n, 3, "beta", 1.0, &beta);
-  if (!st) st = lw_float(n, 4, "alpha", 1.0, &alpha);
+  if (!st) st = lw_float(lw, n, 3, "beta", 1.0, &beta);
+  if (!st) st = lw_float(lw, n, 4, "alpha", 1.0, &alpha);
   if (st) return st;
   if (beta == 0) bias = -1; /* torch ignores the input (even NaN) when beta is 0 */
   return emit_matmul(lw, n, a, b, bias, false, alpha, beta);
@@ -94,16 +94,16 @@ rlx_status rlx_lower_sdpa(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   if (lw_is(n, "_scaled_dot_product_flash_attention") ||
       lw_is(n, "_scaled_dot_product_flash_attention_for_cpu")) {
-    if (!(st = lw_float(n, 3, "dropout_p", 0.0, &dropout)) && !(st = lw_bool(n, 4, "is_causal", false, &causal)))
+    if (!(st = lw_float(lw, n, 3, "dropout_p", 0.0, &dropout)) && !(st = lw_bool(lw, n, 4, "is_causal", false, &causal)))
       st = lw_opt_tensor(lw, n, -1, "attn_mask", &mask);
   } else if (lw_is(n, "_scaled_dot_product_efficient_attention")) {
-    if (!(st = lw_opt_tensor(lw, n, 3, "attn_bias", &mask)) && !(st = lw_float(n, 5, "dropout_p", 0.0, &dropout)))
-      st = lw_bool(n, 6, "is_causal", false, &causal);
+    if (!(st = lw_opt_tensor(lw, n, 3, "attn_bias", &mask)) && !(st = lw_float(lw, n, 5, "dropout_p", 0.0, &dropout)))
+      st = lw_bool(lw, n, 6, "is_causal", false, &causal);
   } else {
-    if (!(st = lw_opt_tensor(lw, n, 3, "attn_mask", &mask)) && !(st = lw_float(n, 4, "dropout_p", 0.0, &dropout)))
-      st = lw_bool(n, 5, "is_causal", false, &causal);
+    if (!(st = lw_opt_tensor(lw, n, 3, "attn_mask", &mask)) && !(st = lw_float(lw, n, 4, "dropout_p", 0.0, &dropout)))
+      st = lw_bool(lw, n, 5, "is_causal", false, &causal);
   }
-  if (!st) st = lw_float(n, -1, "scale", 0.0, &scale);
+  if (!st) st = lw_float(lw, n, -1, "scale", 0.0, &scale);
   if (st) return st;
   if (dropout != 0)
     return lw_fail(RLX_ERR_UNSUPPORTED, "attention dropout_p=%g is random even in eval mode; pass "
@@ -126,4 +126,19 @@ rlx_status rlx_lower_sdpa(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_bind_multi(lw, n, outs, cnt);
   }
   return lw_bind(lw, n, y);
+}
+
+/* _cdist_forward(x1, x2, p, compute_mode), cdist(x1, x2, p, compute_mode),
+ * _pdist_forward(x, p) */
+rlx_status rlx_lower_dist(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t a, b = -1;
+  rlx_params p = {.dist = {.p = 2.0}};
+  bool pd = lw_is(n, "_pdist_forward") || lw_is(n, "pdist");
+  rlx_status st = lw_tensor(lw, n, 0, pd ? "self" : "x1", &a);
+  if (!st && !pd) st = lw_tensor(lw, n, 1, "x2", &b);
+  if (!st) st = lw_float(lw, n, pd ? 1 : 2, "p", 2.0, &p.dist.p);
+  if (st) return st;
+  if (pd) return lw_bind(lw, n, lw_emit(lw, RLX_OP_PDIST, &p, &a, 1));
+  int32_t in[2] = {a, b};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_CDIST, &p, in, 2));
 }

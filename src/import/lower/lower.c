@@ -75,6 +75,13 @@ static const char *arg_label(int pos, const char *name, char *buf, size_t cap) {
   return buf;
 }
 
+/* Resolves {"sym": name} to the scalar the exporter recorded for that node. */
+static const rlx_arg *resolve_sym(rlx_lower *lw, const rlx_arg *a) {
+  if (!a || a->kind != RLX_ARG_SYM) return a;
+  int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+  return i < 0 ? a : &lw->scalars[i];
+}
+
 rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v) {
   int32_t id = rlx_strmap_get(&lw->vals, name);
   if (id >= 0) {
@@ -83,6 +90,16 @@ rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v) {
   }
   if (rlx_strmap_get(&lw->multi, name) >= 0)
     return lw_fail(RLX_ERR_FORMAT, "'%s' has several outputs and must be read through _getitem", name);
+  int32_t miss = rlx_strmap_get(&lw->missing, name);
+  if (miss >= 0) {
+    const rlx_aten_node *parent = NULL;
+    for (int32_t i = 0; i < lw->ir->n_nodes && !parent; i++) {
+      int32_t m = rlx_strmap_get(&lw->multi, lw->ir->nodes[i].id);
+      if (m == miss >> 8) parent = &lw->ir->nodes[i];
+    }
+    return lw_fail(RLX_ERR_UNSUPPORTED, "uses '%s', output %d of '%s' (%s), which rlx does not compute", name,
+                   miss & 0xff, parent ? parent->id : "?", parent ? parent->op : "?");
+  }
   return lw_fail(RLX_ERR_FORMAT, "refers to '%s', which is not an input, a weight or an earlier "
                  "node with a tensor result", name);
 }
@@ -101,19 +118,19 @@ rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const c
   return lw_arg(n, pos, name) ? lw_tensor(lw, n, pos, name, v) : RLX_OK;
 }
 
-rlx_status lw_int(const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out) {
+rlx_status lw_int(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out) {
   char lb[64];
-  const rlx_arg *a = lw_arg(n, pos, name);
+  const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = a->u.i, RLX_OK;
   if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
   return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be an int%s", arg_label(pos, name, lb, sizeof lb),
-                 a->kind == RLX_ARG_SYM ? " (symbolic sizes are not supported yet)" : "");
+                 a->kind == RLX_ARG_SYM ? " (an unknown symbolic value)" : "");
 }
 
-rlx_status lw_float(const rlx_aten_node *n, int pos, const char *name, double def, double *out) {
+rlx_status lw_float(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, double def, double *out) {
   char lb[64];
-  const rlx_arg *a = lw_arg(n, pos, name);
+  const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_FLOAT) return *out = a->u.f, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = (double)a->u.i, RLX_OK;
@@ -121,18 +138,18 @@ rlx_status lw_float(const rlx_aten_node *n, int pos, const char *name, double de
   return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number", arg_label(pos, name, lb, sizeof lb));
 }
 
-rlx_status lw_bool(const rlx_aten_node *n, int pos, const char *name, bool def, bool *out) {
+rlx_status lw_bool(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, bool def, bool *out) {
   char lb[64];
-  const rlx_arg *a = lw_arg(n, pos, name);
+  const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = a->u.i != 0, RLX_OK;
   return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a bool", arg_label(pos, name, lb, sizeof lb));
 }
 
-rlx_status lw_ints(const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count) {
+rlx_status lw_ints(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count) {
   char lb[64];
-  const rlx_arg *a = lw_arg(n, pos, name);
+  const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   *count = 0;
   if (!a) return RLX_OK;
   if (a->kind == RLX_ARG_INT) {
@@ -146,17 +163,17 @@ rlx_status lw_ints(const rlx_aten_node *n, int pos, const char *name, int64_t *o
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s has %d entries (at most %d)",
                    arg_label(pos, name, lb, sizeof lb), a->u.list.n, max);
   for (int i = 0; i < a->u.list.n; i++) {
-    const rlx_arg *e = &a->u.list.items[i];
+    const rlx_arg *e = resolve_sym(lw, &a->u.list.items[i]);
     if (e->kind != RLX_ARG_INT)
-      return lw_fail(RLX_ERR_UNSUPPORTED, "%s[%d] must be an int%s", arg_label(pos, name, lb, sizeof lb),
-                     i, e->kind == RLX_ARG_SYM ? " (symbolic sizes are not supported yet)" : "");
+      return lw_fail(RLX_ERR_UNSUPPORTED, "%s[%d] must be an int", arg_label(pos, name, lb, sizeof lb), i);
     out[i] = e->u.i;
   }
   *count = a->u.list.n;
   return RLX_OK;
 }
 
-rlx_status lw_dtype(const rlx_aten_node *n, int pos, const char *name, int def, int *out) {
+rlx_status lw_dtype(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int def, int *out) {
+  (void)lw;
   char lb[64];
   const rlx_arg *a = lw_arg(n, pos, name);
   if (!a) return *out = def, RLX_OK;
@@ -240,6 +257,7 @@ int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv) {
 }
 
 int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t) {
+  a = resolve_sym(lw, a);
   switch (a->kind) {
     case RLX_ARG_INT: return lw_scalar(lw, t, (double)a->u.i, a->u.i);
     case RLX_ARG_BOOL: return lw_scalar(lw, t, a->u.b, a->u.b);
@@ -314,6 +332,7 @@ rlx_dtype lw_result_type(const lw_operand *ops, int n) {
 }
 
 rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_t *v) {
+  a = resolve_sym(lw, a);
   memset(op, 0, sizeof *op);
   *v = -1;
   if (!a) return lw_fail(RLX_ERR_FORMAT, "an operand is missing");
@@ -333,6 +352,25 @@ rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_
                  a->kind == RLX_ARG_SYM ? " (symbolic values are not supported yet)" : "");
 }
 
+/* ---- scalar-valued nodes ---- */
+
+/* Non-aten scalar ops the exporter writes for SymInt arithmetic. */
+static bool is_sym_op(const char *op) { return !strncmp(op, "sym_", 4); }
+
+/* sym_size, sym_numel, sym_stride, sym_storage_offset, and the exporter's
+ * sym_add / sym_mul / ...: rlx specializes shapes to the example inputs, so a
+ * scalar node's value is the one the exporter recorded. */
+rlx_status rlx_lower_scalar(rlx_lower *lw, const rlx_aten_node *n) {
+  if (n->out_kind != RLX_OUT_SCALAR) return lw_fail(RLX_ERR_FORMAT, "a scalar node must record its value");
+  const rlx_arg *v = resolve_sym(lw, &n->scalar);
+  if (v->kind != RLX_ARG_INT && v->kind != RLX_ARG_FLOAT && v->kind != RLX_ARG_BOOL)
+    return lw_fail(RLX_ERR_FORMAT, "the recorded scalar is not a number");
+  if (rlx_grow((void **)&lw->scalars, &lw->cap_scalars, lw->n_scalars + 1, sizeof *lw->scalars))
+    return RLX_ERR_OUT_OF_MEMORY;
+  lw->scalars[lw->n_scalars] = *v;
+  return rlx_strmap_put(&lw->scalar_ix, n->id, lw->n_scalars++);
+}
+
 /* ---- the driver ---- */
 
 /* Collects every node whose op has no handler into one message. */
@@ -340,7 +378,7 @@ static rlx_status coverage_check(const rlx_torch_ir *ir) {
   int missing = 0;
   for (int32_t i = 0; i < ir->n_nodes; i++) {
     const char *op = ir->nodes[i].op;
-    if (!strcmp(op, "_getitem") || rlx_lower_find(op)) continue;
+    if (!strcmp(op, "_getitem") || is_sym_op(op) || rlx_lower_find(op)) continue;
     bool seen = false;
     for (int32_t j = 0; j < i && !seen; j++) seen = !strcmp(ir->nodes[j].op, op);
     if (!seen) missing++;
@@ -352,7 +390,7 @@ static rlx_status coverage_check(const rlx_torch_ir *ir) {
   int listed = 0;
   for (int32_t i = 0; i < ir->n_nodes && len < sizeof msg - 64; i++) {
     const char *op = ir->nodes[i].op;
-    if (!strcmp(op, "_getitem") || rlx_lower_find(op)) continue;
+    if (!strcmp(op, "_getitem") || is_sym_op(op) || rlx_lower_find(op)) continue;
     bool seen = false;
     for (int32_t j = 0; j < i && !seen; j++) seen = !strcmp(ir->nodes[j].op, op);
     if (seen) continue;
@@ -416,8 +454,8 @@ static rlx_status lower_getitem(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_fail(RLX_ERR_FORMAT, "_getitem index %lld out of range for '%s' (%d outputs)",
                    (long long)k, parent, lw->n_outs[m]);
   int32_t v = lw->outs[m][k];
-  if (v < 0)
-    return lw_fail(RLX_ERR_UNSUPPORTED, "output %lld of '%s' is not computed by rlx", (long long)k, parent);
+  if (v < 0) /* fine unless something uses it (lw_ref reports that) */
+    return rlx_strmap_put(&lw->missing, n->id, m << 8 | (int32_t)(k & 0xff));
   return lw_bind(lw, n, v);
 }
 
@@ -476,17 +514,23 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
   for (int32_t i = 0; !st && i < ir->n_nodes; i++) {
     const rlx_aten_node *n = &ir->nodes[i];
     lw.cur = n;
-    if (rlx_strmap_get(&lw.vals, n->id) >= 0 || rlx_strmap_get(&lw.multi, n->id) >= 0) {
+    if (rlx_strmap_get(&lw.vals, n->id) >= 0 || rlx_strmap_get(&lw.multi, n->id) >= 0 ||
+        rlx_strmap_get(&lw.missing, n->id) >= 0 || rlx_strmap_get(&lw.scalar_ix, n->id) >= 0) {
       st = rlx_errorf(RLX_ERR_FORMAT, "node id '%s' is used twice", n->id);
       break;
     }
-    st = strcmp(n->op, "_getitem") ? rlx_lower_find(n->op)(&lw, n) : lower_getitem(&lw, n);
+    if (!strcmp(n->op, "_getitem")) st = lower_getitem(&lw, n);
+    else if (is_sym_op(n->op)) st = rlx_lower_scalar(&lw, n);
+    else st = rlx_lower_find(n->op)(&lw, n);
     if (st) rlx_error_prefix("node '%s' (%s): ", n->id, n->op);
   }
   if (!st) st = add_outputs(&lw);
   rlx_strmap_free(&lw.vals);
   rlx_strmap_free(&lw.multi);
   rlx_strmap_free(&lw.used);
+  rlx_strmap_free(&lw.scalar_ix);
+  rlx_strmap_free(&lw.missing);
+  rlx_free(lw.scalars);
   rlx_free(lw.outs);
   rlx_free(lw.n_outs);
   if (st) rlx_graph_free(g);

@@ -25,6 +25,10 @@ typedef struct rlx_lower {
   int32_t **outs;       /* per multi-output node: value id per output (-1: not computed) */
   int32_t *n_outs;
   int32_t n_multi, cap_multi, cap_multi_n;
+  rlx_strmap missing;   /* _getitem of an output rlx does not compute -> (multi index << 8 | slot) */
+  rlx_strmap scalar_ix; /* scalar-valued node (sym_size, sym_add, ...) -> index into scalars */
+  rlx_arg *scalars;     /* their recorded example values */
+  int32_t n_scalars, cap_scalars;
   const rlx_aten_node *cur;
 } rlx_lower;
 
@@ -57,17 +61,18 @@ rlx_status lw_fail(rlx_status s, const char *fmt, ...) RLX_PRINTF(2, 3);
 
 /* Argument readers: positional `pos` (or -1) or keyword `name` (or NULL).
  * An absent or None argument yields the default; a wrong kind is an error
- * naming the argument. */
+ * naming the argument. A symbolic scalar ({"sym": name}) reads the value the
+ * exporter recorded for it: shapes are specialized to the example inputs. */
 const rlx_arg *lw_arg(const rlx_aten_node *n, int pos, const char *name);
 rlx_status lw_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
 rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
-rlx_status lw_int(const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out);
-rlx_status lw_float(const rlx_aten_node *n, int pos, const char *name, double def, double *out);
-rlx_status lw_bool(const rlx_aten_node *n, int pos, const char *name, bool def, bool *out);
+rlx_status lw_int(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out);
+rlx_status lw_float(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, double def, double *out);
+rlx_status lw_bool(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, bool def, bool *out);
 /* An int list (a single int counts as a list of one); *count = 0 if absent. */
-rlx_status lw_ints(const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count);
+rlx_status lw_ints(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count);
 /* A dtype argument, or `def` when absent/None. */
-rlx_status lw_dtype(const rlx_aten_node *n, int pos, const char *name, int def, int *out);
+rlx_status lw_dtype(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int def, int *out);
 /* A tensor list (cat, index): value ids, -1 for None entries. */
 rlx_status lw_tensor_list(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name,
                           int32_t *out, int max, int *count);

@@ -27,10 +27,10 @@ rlx_status rlx_lower_layer_norm(rlx_lower *lw, const rlx_aten_node *n) {
   int cnt;
   double eps;
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);
-  if (!st) st = lw_ints(n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_ints(lw, n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
   if (!st) st = lw_opt_tensor(lw, n, 2, "weight", &w);
   if (!st) st = lw_opt_tensor(lw, n, 3, "bias", &b);
-  if (!st) st = lw_float(n, 4, "eps", 1e-5, &eps);
+  if (!st) st = lw_float(lw, n, 4, "eps", 1e-5, &eps);
   if (!st) st = need_float(lw, x);
   if (st) return st;
   rlx_dtype t = lw_val(lw, x)->dtype;
@@ -44,7 +44,7 @@ rlx_status rlx_lower_rms_norm(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t shape[RLX_MAX_RANK];
   int cnt;
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);
-  if (!st) st = lw_ints(n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_ints(lw, n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
   if (!st) st = lw_opt_tensor(lw, n, 2, "weight", &w);
   if (!st) st = need_float(lw, x);
   if (st) return st;
@@ -53,7 +53,7 @@ rlx_status rlx_lower_rms_norm(rlx_lower *lw, const rlx_aten_node *n) {
   double def = t == RLX_DTYPE_F64 ? 2.220446049250313e-16 : t == RLX_DTYPE_F16 ? 0.0009765625
                : t == RLX_DTYPE_BF16 ? 0.0078125 : 1.1920928955078125e-07;
   rlx_params p = {.norm = {.n_axes = cnt}};
-  if ((st = lw_float(n, 3, "eps", def, &p.norm.eps))) return st;
+  if ((st = lw_float(lw, n, 3, "eps", def, &p.norm.eps))) return st;
   int32_t in[2] = {x, lw_cast(lw, w, t)};
   return bind_first(lw, n, lw_emit(lw, RLX_OP_RMS_NORM, &p, in, 2));
 }
@@ -66,12 +66,12 @@ rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   if (lw_is(n, "native_group_norm")) { /* (x, w, b, N, C, HxW, group, eps) */
     if (!(st = lw_opt_tensor(lw, n, 1, "weight", &w)) && !(st = lw_opt_tensor(lw, n, 2, "bias", &b)) &&
-        !(st = lw_int(n, 6, "group", 1, &groups)))
-      st = lw_float(n, 7, "eps", 1e-5, &eps);
+        !(st = lw_int(lw, n, 6, "group", 1, &groups)))
+      st = lw_float(lw, n, 7, "eps", 1e-5, &eps);
   } else { /* (x, num_groups, w, b, eps, cudnn) */
-    if (!(st = lw_int(n, 1, "num_groups", 1, &groups)) && !(st = lw_opt_tensor(lw, n, 2, "weight", &w)) &&
+    if (!(st = lw_int(lw, n, 1, "num_groups", 1, &groups)) && !(st = lw_opt_tensor(lw, n, 2, "weight", &w)) &&
         !(st = lw_opt_tensor(lw, n, 3, "bias", &b)))
-      st = lw_float(n, 4, "eps", 1e-5, &eps);
+      st = lw_float(lw, n, 4, "eps", 1e-5, &eps);
   }
   if (!st) st = need_float(lw, x);
   if (st) return st;
@@ -83,29 +83,34 @@ rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
 
 /* batch_norm(x, w, b, mean, var, training, momentum, eps, cudnn)
  * native_batch_norm(x, w, b, mean, var, training, momentum, eps)
+ * In training mode (as instance_norm lowers) the batch's statistics are used;
+ * the running-stat updates are side effects a functional graph drops.
  * _native_batch_norm_legit(x, w, b, mean, var, training, momentum, eps)
- * _native_batch_norm_legit_no_training(x, w, b, mean, var, momentum, eps) */
+ * _native_batch_norm_legit_no_training(x, w, b, mean, var, momentum, eps)
+ * _native_batch_norm_legit.no_stats(x, w, b, training, momentum, eps) */
 rlx_status rlx_lower_batch_norm(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, w, b, mean, var;
   bool training = false;
   double eps;
   bool no_training = lw_is(n, "_native_batch_norm_legit_no_training");
+  bool no_stats = !strcmp(lw_overload(n), "no_stats"); /* (x, w, b, training, momentum, eps) */
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);
   if (!st) st = lw_opt_tensor(lw, n, 1, "weight", &w);
   if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
-  if (!st) st = lw_opt_tensor(lw, n, 3, "running_mean", &mean);
-  if (!st) st = lw_opt_tensor(lw, n, 4, "running_var", &var);
-  if (!st && !no_training) st = lw_bool(n, 5, "training", false, &training);
-  if (!st) st = lw_float(n, no_training ? 6 : 7, "eps", 1e-5, &eps);
+  mean = var = -1;
+  if (!st && !no_stats) st = lw_opt_tensor(lw, n, 3, "running_mean", &mean);
+  if (!st && !no_stats) st = lw_opt_tensor(lw, n, 4, "running_var", &var);
+  if (!st && !no_training) st = lw_bool(lw, n, no_stats ? 3 : 5, "training", false, &training);
+  if (!st) st = lw_float(lw, n, no_training ? 6 : no_stats ? 5 : 7, "eps", 1e-5, &eps);
   if (!st) st = need_float(lw, x);
   if (st) return st;
-  if (training || mean < 0 || var < 0)
-    return lw_fail(RLX_ERR_UNSUPPORTED, "batch_norm with batch statistics (training mode); export "
-                   "the model in eval() mode");
+  if (training || mean < 0 || var < 0) mean = var = -1; /* batch statistics (instance_norm, training) */
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.eps = eps}};
   int32_t in[5] = {x, lw_cast(lw, mean, t), lw_cast(lw, var, t), lw_cast(lw, w, t), lw_cast(lw, b, t)};
-  return bind_first(lw, n, lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5));
+  int32_t y = lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5);
+  /* outputs 1, 2 (saved mean / invstd, or running stats) are not computed */
+  return bind_first(lw, n, y);
 }
 
 /* softmax(x, dim, dtype?), _softmax(x, dim, half_to_float), and the log forms. */
@@ -113,7 +118,7 @@ rlx_status rlx_lower_softmax(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", -1, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", -1, &dim);
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   rlx_dtype ot = t ? t->dtype : lw_val(lw, x)->dtype;

@@ -8,10 +8,10 @@
 
 
 /* Reads a dim argument (int, list, or None/empty = all axes) into a mask. */
-static rlx_status axes_mask(const rlx_aten_node *n, int pos, const char *name, int rank, uint32_t *mask) {
+static rlx_status axes_mask(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int rank, uint32_t *mask) {
   int64_t dims[RLX_MAX_RANK];
   int cnt;
-  rlx_status st = lw_ints(n, pos, name, dims, RLX_MAX_RANK, &cnt);
+  rlx_status st = lw_ints(lw, n, pos, name, dims, RLX_MAX_RANK, &cnt);
   if (st) return st;
   *mask = 0;
   if (cnt == 0) {
@@ -56,21 +56,21 @@ rlx_status rlx_lower_reduce(rlx_lower *lw, const rlx_aten_node *n) {
     bool unbiased = true;
     if (whole) {
       axes = rank ? (1u << rank) - 1 : 0;
-      st = lw_bool(n, 1, "unbiased", true, &unbiased);
-    } else if (!(st = axes_mask(n, 1, "dim", rank, &axes)) && !strcmp(ov, "dim")) {
-      if (!(st = lw_bool(n, 2, "unbiased", true, &unbiased))) st = lw_bool(n, 3, "keepdim", false, &keepdim);
+      st = lw_bool(lw, n, 1, "unbiased", true, &unbiased);
+    } else if (!(st = axes_mask(lw, n, 1, "dim", rank, &axes)) && !strcmp(ov, "dim")) {
+      if (!(st = lw_bool(lw, n, 2, "unbiased", true, &unbiased))) st = lw_bool(lw, n, 3, "keepdim", false, &keepdim);
     } else if (!st) {
-      if (!(st = lw_float(n, -1, "correction", 1.0, &correction))) st = lw_bool(n, -1, "keepdim", false, &keepdim);
+      if (!(st = lw_float(lw, n, -1, "correction", 1.0, &correction))) st = lw_bool(lw, n, -1, "keepdim", false, &keepdim);
     }
     if (whole || !strcmp(ov, "dim")) correction = unbiased ? 1.0 : 0.0;
   } else {
-    st = axes_mask(n, 1, "dim", rank, &axes);
-    if (!st) st = lw_bool(n, 2, "keepdim", false, &keepdim);
+    st = axes_mask(lw, n, 1, "dim", rank, &axes);
+    if (!st) st = lw_bool(lw, n, 2, "keepdim", false, &keepdim);
   }
   if (st) return st;
   int dt = -1; /* dtype= casts the input first */
   if ((k == RLX_REDUCE_SUM || k == RLX_REDUCE_MEAN || k == RLX_REDUCE_PROD || k == RLX_REDUCE_NANSUM) &&
-      (st = lw_dtype(n, -1, "dtype", -1, &dt)))
+      (st = lw_dtype(lw, n, -1, "dtype", -1, &dt)))
     return st;
   if (dt >= 0) x = lw_cast(lw, x, (rlx_dtype)dt);
   if (x < 0) return rlx_last_status();
@@ -100,7 +100,7 @@ rlx_status rlx_lower_minmax(rlx_lower *lw, const rlx_aten_node *n) {
   if (strcmp(ov, "dim")) return lw_bind(lw, n, emit_reduce(lw, x, k, rank ? (1u << rank) - 1 : 0, false, 0));
   int64_t dim;
   bool keepdim;
-  if ((st = lw_int(n, 1, "dim", 0, &dim)) || (st = lw_bool(n, 2, "keepdim", false, &keepdim))) return st;
+  if ((st = lw_int(lw, n, 1, "dim", 0, &dim)) || (st = lw_bool(lw, n, 2, "keepdim", false, &keepdim))) return st;
   int a;
   if ((st = lw_axis(dim, rank, &a))) return st;
   int32_t outs[2];
@@ -119,8 +119,8 @@ rlx_status rlx_lower_argreduce(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t dim;
   bool keepdim;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", INT64_MIN, &dim);
-  if (!st) st = lw_bool(n, 2, "keepdim", false, &keepdim);
+  if (!st) st = lw_int(lw, n, 1, "dim", INT64_MIN, &dim);
+  if (!st) st = lw_bool(lw, n, 2, "keepdim", false, &keepdim);
   if (st) return st;
   int rank = lw_val(lw, x)->shape.rank, a = -1;
   if (dim != INT64_MIN && rank > 0 && (st = lw_axis(dim, rank, &a))) return st;
@@ -134,8 +134,8 @@ rlx_status rlx_lower_scan(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t dim;
   int dt;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
-  if (!st) st = lw_dtype(n, 2, "dtype", -1, &dt);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_dtype(lw, n, 2, "dtype", -1, &dt);
   if (st) return st;
   if (dt >= 0) x = lw_cast(lw, x, (rlx_dtype)dt);
   if (x < 0) return rlx_last_status();
@@ -146,4 +146,33 @@ rlx_status rlx_lower_scan(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_tinfo *t = lw_out(n, 0);
   if (y >= 0 && t) y = lw_cast(lw, y, t->dtype);
   return lw_bind(lw, n, y);
+}
+
+/* var_mean / std_mean (x, dim, *, correction, keepdim) and their .dim /
+ * .default forms: two reductions. */
+rlx_status rlx_lower_var_mean(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (st) return st;
+  const char *ov = lw_overload(n);
+  int rank = lw_val(lw, x)->shape.rank;
+  uint32_t axes = rank ? (1u << rank) - 1 : 0;
+  bool keepdim = false, unbiased = true;
+  double correction = 1.0;
+  if (!strcmp(ov, "default")) {
+    st = lw_bool(lw, n, 1, "unbiased", true, &unbiased);
+    correction = unbiased;
+  } else if (!strcmp(ov, "dim")) {
+    if (!(st = axes_mask(lw, n, 1, "dim", rank, &axes)) && !(st = lw_bool(lw, n, 2, "unbiased", true, &unbiased)))
+      st = lw_bool(lw, n, 3, "keepdim", false, &keepdim);
+    correction = unbiased;
+  } else {
+    if (!(st = axes_mask(lw, n, 1, "dim", rank, &axes)) && !(st = lw_float(lw, n, -1, "correction", 1.0, &correction)))
+      st = lw_bool(lw, n, -1, "keepdim", false, &keepdim);
+  }
+  if (st) return st;
+  int32_t outs[2] = {emit_reduce(lw, x, lw_is(n, "std_mean") ? RLX_REDUCE_STD : RLX_REDUCE_VAR, axes, keepdim, correction),
+                     emit_reduce(lw, x, RLX_REDUCE_MEAN, axes, keepdim, 0)};
+  if (outs[0] < 0 || outs[1] < 0) return rlx_last_status();
+  return lw_bind_multi(lw, n, outs, 2);
 }

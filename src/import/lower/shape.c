@@ -20,7 +20,7 @@ rlx_status rlx_lower_dropout(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   bool train;
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);
-  if (!st) st = lw_bool(n, 2, "train", false, &train);
+  if (!st) st = lw_bool(lw, n, 2, "train", false, &train);
   if (st) return st;
   if (train) return lw_fail(RLX_ERR_UNSUPPORTED, "dropout in training mode is random; export the "
                             "model in eval() mode");
@@ -73,7 +73,7 @@ rlx_status rlx_lower_permute(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t dims[RLX_MAX_RANK];
   int cnt;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(n, 1, "dims", dims, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_ints(lw, n, 1, "dims", dims, RLX_MAX_RANK, &cnt);
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
   if (cnt != r) return lw_fail(RLX_ERR_SHAPE, "permute of a rank-%d tensor with %d dims", r, cnt);
@@ -93,7 +93,7 @@ rlx_status rlx_lower_transpose(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; i < r; i++) perm[i] = i;
   int64_t d0 = r - 2, d1 = r - 1; /* t / numpy_T on rank 2 */
   if (lw_is(n, "transpose")) {
-    if ((st = lw_int(n, 1, "dim0", 0, &d0)) || (st = lw_int(n, 2, "dim1", 1, &d1))) return st;
+    if ((st = lw_int(lw, n, 1, "dim0", 0, &d0)) || (st = lw_int(lw, n, 2, "dim1", 1, &d1))) return st;
   } else if (lw_is(n, "numpy_T")) {
     for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
     return emit_permute(lw, n, x, perm);
@@ -135,17 +135,17 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
-  if ((st = lw_int(n, 1, "dim", 0, &dim))) return st;
+  if ((st = lw_int(lw, n, 1, "dim", 0, &dim))) return st;
   int a;
   if ((st = lw_axis(dim, r, &a))) return st;
   if (lw_is(n, "narrow")) {
     int64_t len;
-    if ((st = lw_int(n, 2, "start", 0, &start)) || (st = lw_int(n, 3, "length", 0, &len))) return st;
+    if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "length", 0, &len))) return st;
     if (start < 0) start += lw_val(lw, x)->shape.dims[a];
     end = start + len;
   } else {
-    if ((st = lw_int(n, 2, "start", 0, &start)) || (st = lw_int(n, 3, "end", INT64_MAX, &end)) ||
-        (st = lw_int(n, 4, "step", 1, &step)))
+    if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "end", INT64_MAX, &end)) ||
+        (st = lw_int(lw, n, 4, "step", 1, &step)))
       return st;
   }
   if (step < 1) return lw_fail(RLX_ERR_UNSUPPORTED, "slice step %lld must be positive", (long long)step);
@@ -156,8 +156,8 @@ rlx_status rlx_lower_select(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim, idx;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
-  if (!st) st = lw_int(n, 2, "index", 0, &idx);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 2, "index", 0, &idx);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int a;
@@ -180,7 +180,7 @@ rlx_status rlx_lower_cat(rlx_lower *lw, const rlx_aten_node *n) {
   int cnt;
   int64_t dim;
   rlx_status st = lw_tensor_list(lw, n, 0, "tensors", xs, MAX_CAT, &cnt);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t) return lw_fail(RLX_ERR_FORMAT, "the output type is not recorded");
@@ -205,7 +205,7 @@ rlx_status rlx_lower_stack(rlx_lower *lw, const rlx_aten_node *n) {
   int cnt;
   int64_t dim;
   rlx_status st = lw_tensor_list(lw, n, 0, "tensors", xs, MAX_CAT, &cnt);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t || !cnt) return lw_fail(RLX_ERR_FORMAT, "stack needs tensors and a recorded output");
@@ -228,7 +228,7 @@ rlx_status rlx_lower_split(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 2, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 2, "dim", 0, &dim);
   if (st) return st;
   if (n->out_kind != RLX_OUT_LIST) return lw_fail(RLX_ERR_FORMAT, "split must record a list of outputs");
   int a;
@@ -252,7 +252,7 @@ rlx_status rlx_lower_unbind(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(n, 1, "dim", 0, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int a;
@@ -277,7 +277,7 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t pads[2 * RLX_MAX_RANK];
   int cnt;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(n, 1, lw_is(n, "constant_pad_nd") || lw_is(n, "pad") ? "pad" : "padding",
+  if (!st) st = lw_ints(lw, n, 1, lw_is(n, "constant_pad_nd") || lw_is(n, "pad") ? "pad" : "padding",
                         pads, 2 * RLX_MAX_RANK, &cnt);
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
@@ -286,7 +286,7 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
   memset(&p, 0, sizeof p);
   p.pad.mode = RLX_PAD_CONSTANT;
   if (lw_is(n, "constant_pad_nd")) {
-    if ((st = lw_float(n, 2, "value", 0.0, &p.pad.value))) return st;
+    if ((st = lw_float(lw, n, 2, "value", 0.0, &p.pad.value))) return st;
   } else if (lw_is(n, "pad")) {
     const rlx_arg *m = lw_arg(n, 2, "mode");
     const char *mode = m && m->kind == RLX_ARG_STR ? m->u.s : "constant";
@@ -294,7 +294,7 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
     else if (!strcmp(mode, "replicate")) p.pad.mode = RLX_PAD_REPLICATE;
     else if (!strcmp(mode, "circular")) p.pad.mode = RLX_PAD_CIRCULAR;
     else if (strcmp(mode, "constant")) return lw_fail(RLX_ERR_UNSUPPORTED, "pad mode '%s'", mode);
-    if ((st = lw_float(n, 3, "value", 0.0, &p.pad.value))) return st;
+    if ((st = lw_float(lw, n, 3, "value", 0.0, &p.pad.value))) return st;
   } else {
     p.pad.mode = lw_is(n, "reflection_pad1d") || lw_is(n, "reflection_pad2d") ||
                  lw_is(n, "reflection_pad3d") ? RLX_PAD_REFLECT : RLX_PAD_REPLICATE;

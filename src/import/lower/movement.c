@@ -1,0 +1,341 @@
+/*
+ * movement.c — lowering of rearrangements built from the core op set: flip,
+ * roll, repeat/tile, tril/triu (select against a constant mask), unfold,
+ * diagonal (advanced indexing with constant indices), pixel_shuffle /
+ * pixel_unshuffle (reshape, permute, reshape), as_strided, col2im, sort /
+ * argsort / topk, fill, copy, empty_strided.
+ */
+#include "import/lower/lower.h"
+
+static rlx_status need_out(const rlx_aten_node *n, const rlx_tinfo **t) {
+  *t = lw_out(n, 0);
+  return *t ? RLX_OK : lw_fail(RLX_ERR_FORMAT, "the output type is not recorded");
+}
+
+static int32_t emit_permute(rlx_lower *lw, int32_t x, const int *perm) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  int r = lw_val(lw, x)->shape.rank;
+  for (int i = 0; i < RLX_MAX_RANK; i++) p.permute.perm[i] = i < r ? perm[i] : -1;
+  return lw_emit(lw, RLX_OP_PERMUTE, &p, &x, 1);
+}
+
+static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int64_t end) {
+  rlx_params p = {.slice = {.axis = axis, .start = start, .end = end, .step = 1}};
+  return lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
+}
+
+/* An int64 constant of the given shape filled by f(i, j) over the last two axes. */
+static int32_t const_i64(rlx_lower *lw, const rlx_shape *s, int64_t (*f)(int64_t, const int64_t *),
+                         const int64_t *ctx) {
+  int64_t n = rlx_shape_numel(s);
+  int64_t *d = rlx_aligned_alloc((size_t)(n ? n : 1) * sizeof(int64_t));
+  if (!d) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory"), -1;
+  for (int64_t i = 0; i < n; i++) d[i] = f(i, ctx);
+  return rlx_graph_add_const_owned(lw->g, RLX_DTYPE_I64, s, d);
+}
+
+rlx_status rlx_lower_flip(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t dims[RLX_MAX_RANK];
+  int cnt;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_ints(lw, n, 1, "dims", dims, RLX_MAX_RANK, &cnt);
+  if (st) return st;
+  rlx_params p = {.flip = {.axes = 0}};
+  for (int i = 0; i < cnt; i++) {
+    int a;
+    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, &a))) return st;
+    if (lw_val(lw, x)->shape.rank) p.flip.axes |= 1u << a;
+  }
+  if (!p.flip.axes) return lw_bind(lw, n, x);
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_FLIP, &p, &x, 1));
+}
+
+/* roll(x, shifts, dims): per axis, concat(x[d-s:], x[:d-s]); no dims rolls the
+ * flattened tensor. */
+rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t shifts[RLX_MAX_RANK], dims[RLX_MAX_RANK];
+  int ns, nd;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_ints(lw, n, 1, "shifts", shifts, RLX_MAX_RANK, &ns);
+  if (!st) st = lw_ints(lw, n, 2, "dims", dims, RLX_MAX_RANK, &nd);
+  if (st) return st;
+  rlx_shape orig = lw_val(lw, x)->shape;
+  if (nd == 0) { /* flatten, roll axis 0, restore */
+    rlx_shape flat = {.rank = 1, .dims = {rlx_shape_numel(&orig)}};
+    x = lw_reshape(lw, x, &flat);
+    dims[0] = 0, nd = 1;
+  }
+  if (ns != nd) return lw_fail(RLX_ERR_SHAPE, "roll: %d shifts for %d dims", ns, nd);
+  for (int i = 0; i < nd && x >= 0; i++) {
+    int a;
+    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, &a))) return st;
+    int64_t d = lw_val(lw, x)->shape.dims[a];
+    if (d == 0) continue;
+    int64_t s = ((shifts[i] % d) + d) % d;
+    if (!s) continue;
+    int32_t parts[2] = {emit_slice(lw, x, a, d - s, d), emit_slice(lw, x, a, 0, d - s)};
+    if (parts[0] < 0 || parts[1] < 0) return rlx_last_status();
+    rlx_params p = {.axis = {.axis = a}};
+    x = lw_emit(lw, RLX_OP_CONCAT, &p, parts, 2);
+  }
+  return lw_bind(lw, n, lw_reshape(lw, x, &orig));
+}
+
+/* repeat(x, reps) / tile(x, reps): per axis with r > 1, insert a unit axis,
+ * expand it to r, and merge it into the axis. */
+rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t reps[RLX_MAX_RANK];
+  int cnt;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_ints(lw, n, 1, lw_is(n, "tile") ? "dims" : "repeats", reps, RLX_MAX_RANK, &cnt);
+  if (st) return st;
+  rlx_shape s = lw_val(lw, x)->shape;
+  if (lw_is(n, "tile") && cnt < s.rank) { /* tile pads the repeats with leading ones */
+    memmove(reps + (s.rank - cnt), reps, sizeof(int64_t) * (size_t)cnt);
+    for (int i = 0; i < s.rank - cnt; i++) reps[i] = 1;
+    cnt = s.rank;
+  }
+  if (cnt < s.rank) return lw_fail(RLX_ERR_SHAPE, "repeat: %d repeats for a rank-%d tensor", cnt, s.rank);
+  rlx_shape cur = {.rank = cnt}; /* x viewed with leading unit axes */
+  for (int i = 0; i < cnt; i++) cur.dims[i] = i < cnt - s.rank ? 1 : s.dims[i - (cnt - s.rank)];
+  x = lw_reshape(lw, x, &cur);
+  for (int a = 0; a < cnt && x >= 0; a++) {
+    if (reps[a] < 0) return lw_fail(RLX_ERR_SHAPE, "repeat: negative count");
+    if (reps[a] == 1) continue;
+    if (cnt + 1 > RLX_MAX_RANK) return lw_fail(RLX_ERR_UNSUPPORTED, "repeat of a rank-%d tensor", cnt);
+    rlx_shape u = cur, e;
+    memmove(u.dims + a + 1, u.dims + a, sizeof(int64_t) * (size_t)(cnt - a));
+    u.dims[a] = 1, u.rank++;
+    e = u;
+    e.dims[a] = reps[a];
+    rlx_params p = {.shape = {.shape = e}};
+    int32_t y = lw_reshape(lw, x, &u);
+    y = y < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &p, &y, 1);
+    cur.dims[a] *= reps[a];
+    x = lw_reshape(lw, y, &cur);
+  }
+  return lw_bind(lw, n, x);
+}
+
+static int64_t tri_keep(int64_t i, const int64_t *c) { /* c: {N, k, lower} */
+  int64_t r = i / c[0], col = i % c[0];
+  return c[2] ? col - r <= c[1] : col - r >= c[1];
+}
+
+rlx_status rlx_lower_tril(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t k;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "diagonal", 0, &k);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  if (xv->shape.rank < 2) return lw_fail(RLX_ERR_SHAPE, "tril/triu need rank >= 2");
+  rlx_shape ms = {.rank = 2, .dims = {xv->shape.dims[xv->shape.rank - 2], xv->shape.dims[xv->shape.rank - 1]}};
+  int64_t ctx[3] = {ms.dims[1], k, lw_is(n, "tril")};
+  int32_t mask = lw_cast(lw, const_i64(lw, &ms, tri_keep, ctx), RLX_DTYPE_BOOL);
+  int32_t in[3] = {mask, x, lw_scalar(lw, xv->dtype, 0, 0)};
+  if (mask < 0 || in[2] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, in, 3));
+}
+
+static int64_t unfold_idx(int64_t i, const int64_t *c) { /* c: {size, step} */
+  return (i / c[0]) * c[1] + i % c[0];
+}
+
+/* x.unfold(dim, size, step): gather windows [n, size] along dim, then move
+ * the window axis last. */
+rlx_status rlx_lower_unfold(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t dim, size, step;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dimension", 0, &dim);
+  if (!st) st = lw_int(lw, n, 2, "size", 1, &size);
+  if (!st) st = lw_int(lw, n, 3, "step", 1, &step);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  int r = xv->shape.rank, a;
+  if ((st = lw_axis(dim, r, &a))) return st;
+  int64_t D = r ? xv->shape.dims[a] : 1;
+  if (size < 0 || step < 1 || size > D) return lw_fail(RLX_ERR_SHAPE, "unfold size %lld step %lld of %lld",
+                                                      (long long)size, (long long)step, (long long)D);
+  if (r == 0) return lw_fail(RLX_ERR_UNSUPPORTED, "unfold of a 0-dim tensor");
+  if (r + 1 > RLX_MAX_RANK) return lw_fail(RLX_ERR_UNSUPPORTED, "unfold of a rank-%d tensor", r);
+  rlx_shape is = {.rank = 2, .dims = {(D - size) / step + 1, size}};
+  int64_t ctx[2] = {size, step};
+  int32_t idx = const_i64(lw, &is, unfold_idx, ctx);
+  rlx_params gp = {.gather = {.axis = a}};
+  int32_t in[2] = {x, idx};
+  int32_t y = idx < 0 ? -1 : lw_emit(lw, RLX_OP_GATHER, &gp, in, 2);
+  int perm[RLX_MAX_RANK], k = 0;
+  for (int i = 0; i <= r; i++)
+    if (i != a + 1) perm[k++] = i;
+  perm[k] = a + 1;
+  return lw_bind(lw, n, y < 0 ? -1 : emit_permute(lw, y, perm));
+}
+
+/* diagonal(x, offset, dim1, dim2): advanced indexing with constant index
+ * vectors on dim1 and dim2, then the diagonal axis moved last. */
+static int64_t iota_plus(int64_t i, const int64_t *c) { return i + c[0]; }
+
+rlx_status rlx_lower_diagonal(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t off, d1, d2;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "offset", 0, &off);
+  if (!st) st = lw_int(lw, n, 2, "dim1", 0, &d1);
+  if (!st) st = lw_int(lw, n, 3, "dim2", 1, &d2);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  int r = xv->shape.rank, a1, a2;
+  if ((st = lw_axis(d1, r, &a1)) || (st = lw_axis(d2, r, &a2))) return st;
+  if (a1 == a2) return lw_fail(RLX_ERR_SHAPE, "diagonal dims must differ");
+  int64_t D1 = xv->shape.dims[a1], D2 = xv->shape.dims[a2];
+  int64_t L = off >= 0 ? RLX_MAX(0, RLX_MIN(D1, D2 - off)) : RLX_MAX(0, RLX_MIN(D1 + off, D2));
+  rlx_shape ls = {.rank = 1, .dims = {L}};
+  int64_t o1 = off >= 0 ? 0 : -off, o2 = off >= 0 ? off : 0;
+  int32_t i1 = const_i64(lw, &ls, iota_plus, &o1), i2 = const_i64(lw, &ls, iota_plus, &o2);
+  if (i1 < 0 || i2 < 0) return rlx_last_status();
+  int lo = RLX_MIN(a1, a2), hi = RLX_MAX(a1, a2);
+  int32_t in[3] = {x, a1 < a2 ? i1 : i2, a1 < a2 ? i2 : i1};
+  rlx_params p = {.index = {.indexed = (1u << lo) | (1u << hi)}};
+  int32_t y = lw_emit(lw, RLX_OP_INDEX, &p, in, 3);
+  if (y < 0) return rlx_last_status();
+  /* the diagonal axis sits at `lo` when the two axes are adjacent, else first */
+  int at = hi == lo + 1 ? lo : 0, perm[RLX_MAX_RANK], k = 0, ry = lw_val(lw, y)->shape.rank;
+  for (int i = 0; i < ry; i++)
+    if (i != at) perm[k++] = i;
+  perm[k] = at;
+  bool identity = at == ry - 1;
+  return lw_bind(lw, n, identity ? y : emit_permute(lw, y, perm));
+}
+
+rlx_status rlx_lower_pixel_shuffle(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t r;
+  const rlx_tinfo *t;
+  bool up = lw_is(n, "pixel_shuffle");
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, up ? "upscale_factor" : "downscale_factor", 1, &r);
+  if (!st) st = need_out(n, &t);
+  if (st) return st;
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  if (xs->rank < 3) return lw_fail(RLX_ERR_SHAPE, "pixel_shuffle needs rank >= 3");
+  int64_t B = rlx_dims_prod(xs->dims, 0, xs->rank - 3), C = xs->dims[xs->rank - 3];
+  int64_t H = xs->dims[xs->rank - 2], W = xs->dims[xs->rank - 1];
+  rlx_shape s6;
+  int perm[6];
+  if (up) { /* [B, C r r, H, W] -> [B, C, r, r, H, W] -> [B, C, H, r, W, r] */
+    s6 = (rlx_shape){.rank = 6, .dims = {B, C / (r * r), r, r, H, W}};
+    int p[6] = {0, 1, 4, 2, 5, 3};
+    memcpy(perm, p, sizeof p);
+  } else { /* [B, C, H r, W r] -> [B, C, H, r, W, r] -> [B, C, r, r, H, W] */
+    s6 = (rlx_shape){.rank = 6, .dims = {B, C, H / r, r, W / r, r}};
+    int p[6] = {0, 1, 3, 5, 2, 4};
+    memcpy(perm, p, sizeof p);
+  }
+  int32_t y = lw_reshape(lw, x, &s6);
+  y = y < 0 ? -1 : emit_permute(lw, y, perm);
+  return lw_bind(lw, n, lw_reshape(lw, y, &t->shape));
+}
+
+rlx_status rlx_lower_as_strided(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t size[RLX_MAX_RANK], stride[RLX_MAX_RANK], off;
+  int ns, nt;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_ints(lw, n, 1, "size", size, RLX_MAX_RANK, &ns);
+  if (!st) st = lw_ints(lw, n, 2, "stride", stride, RLX_MAX_RANK, &nt);
+  if (!st) st = lw_int(lw, n, 3, "storage_offset", 0, &off);
+  if (st) return st;
+  if (ns != nt) return lw_fail(RLX_ERR_SHAPE, "as_strided: %d sizes and %d strides", ns, nt);
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.as_strided.size.rank = ns;
+  memcpy(p.as_strided.size.dims, size, sizeof(int64_t) * (size_t)ns);
+  memcpy(p.as_strided.stride, stride, sizeof(int64_t) * (size_t)ns);
+  p.as_strided.offset = off;
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_AS_STRIDED, &p, &x, 1));
+}
+
+rlx_status rlx_lower_col2im(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  rlx_col2im_params *c = &p.col2im;
+  int64_t *fields[5] = {c->out, c->kernel, c->dilation, c->pad, c->stride};
+  static const char *names[5] = {"output_size", "kernel_size", "dilation", "padding", "stride"};
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  for (int i = 0; !st && i < 5; i++) {
+    int64_t v[2];
+    int cnt;
+    if ((st = lw_ints(lw, n, 1 + i, names[i], v, 2, &cnt))) break;
+    if (cnt < 1) return lw_fail(RLX_ERR_FORMAT, "col2im: '%s' is missing", names[i]);
+    fields[i][0] = v[0], fields[i][1] = cnt == 2 ? v[1] : v[0];
+  }
+  if (st) return st;
+  int32_t y = lw_emit(lw, RLX_OP_COL2IM, &p, &x, 1);
+  return lw_bind(lw, n, y);
+}
+
+/* sort(x, dim, descending), sort.stable(x, *, stable, dim, descending),
+ * argsort(x, dim, descending[, stable]), topk(x, k, dim, largest, sorted). */
+rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t dim = -1, k = -1;
+  bool desc = false;
+  bool stable_ov = !strcmp(lw_overload(n), "stable"), topk = lw_is(n, "topk");
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (st) return st;
+  if (topk) {
+    if (!(st = lw_int(lw, n, 1, "k", 1, &k)) && !(st = lw_int(lw, n, 2, "dim", -1, &dim)))
+      st = lw_bool(lw, n, 3, "largest", true, &desc);
+  } else if (stable_ov) { /* (self, *, stable, dim, descending) */
+    if (!(st = lw_int(lw, n, -1, "dim", -1, &dim))) st = lw_bool(lw, n, -1, "descending", false, &desc);
+  } else {
+    if (!(st = lw_int(lw, n, 1, "dim", -1, &dim))) st = lw_bool(lw, n, 2, "descending", false, &desc);
+  }
+  if (st) return st;
+  int r = lw_val(lw, x)->shape.rank, a;
+  if ((st = lw_axis(dim, r, &a))) return st;
+  bool want_values = !lw_is(n, "argsort");
+  rlx_params p = {.sort = {.axis = a, .descending = desc}};
+  int32_t k_node = lw_emit_node(lw, RLX_OP_SORT, &p, &x, 1, 2);
+  if (k_node < 0) return rlx_last_status();
+  int32_t outs[2] = {lw->g->nodes[k_node].out[0], lw->g->nodes[k_node].out[1]};
+  if (topk) {
+    int64_t D = r ? lw_val(lw, x)->shape.dims[a] : 1;
+    if (k < 0 || k > D) return lw_fail(RLX_ERR_SHAPE, "topk k=%lld for a dim of size %lld", (long long)k, (long long)D);
+    if (r && k < D)
+      for (int i = 0; i < 2; i++)
+        if ((outs[i] = emit_slice(lw, outs[i], a, 0, k)) < 0) return rlx_last_status();
+  }
+  if (!want_values) return lw_bind(lw, n, outs[1]);
+  return lw_bind_multi(lw, n, outs, 2);
+}
+
+/* fill.Scalar(x, v), fill.Tensor(x, v), copy(x, src): x's shape and dtype
+ * with the other operand's values; empty_strided: zeros. */
+rlx_status rlx_lower_fill(rlx_lower *lw, const rlx_aten_node *n) {
+  const rlx_tinfo *t;
+  rlx_status st = need_out(n, &t);
+  if (st) return st;
+  if (lw_is(n, "empty_strided")) {
+    rlx_params p = {.full = {.dtype = t->dtype, .shape = t->shape}};
+    return lw_bind(lw, n, lw_emit(lw, RLX_OP_FULL, &p, NULL, 0));
+  }
+  const rlx_arg *v = lw_arg(n, 1, lw_is(n, "copy") ? "src" : "value");
+  lw_operand op;
+  int32_t vv;
+  if ((st = lw_operand_of(lw, v, &op, &vv))) return st;
+  int32_t y = vv >= 0 ? lw_cast(lw, vv, t->dtype) : lw_scalar_arg(lw, v, t->dtype);
+  if (y < 0) return rlx_last_status();
+  if (!rlx_shape_eq(&lw_val(lw, y)->shape, &t->shape)) {
+    rlx_params p = {.shape = {.shape = t->shape}};
+    y = lw_emit(lw, RLX_OP_EXPAND, &p, &y, 1);
+  }
+  return lw_bind(lw, n, y);
+}

@@ -1,0 +1,199 @@
+/*
+ * scatter.c — lowering of element-wise gather and the write-side indexing
+ * ops: gather, scatter (.src, .value, .reduce, .value_reduce), scatter_add,
+ * scatter_reduce, index_put / _unsafe_index_put, masked_scatter,
+ * select_scatter, slice_scatter, and _embedding_bag.
+ */
+#include "import/lower/lower.h"
+
+static rlx_status need_index(rlx_lower *lw, int32_t v) {
+  rlx_dtype t = lw_val(lw, v)->dtype;
+  if (!rlx_dtype_is_int(t) || t == RLX_DTYPE_BOOL)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "index tensors must be integers, got %s", rlx_dtype_name(t));
+  return RLX_OK;
+}
+
+rlx_status rlx_lower_gather(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx;
+  int64_t dim;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (st) return st;
+  int a;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  rlx_params p = {.scatter = {.axis = a}};
+  int32_t in[2] = {x, idx};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_GATHER_ELEMENTS, &p, in, 2));
+}
+
+static rlx_status reduce_name(const char *s, rlx_scatter_reduce *r) {
+  static const struct {
+    const char *name;
+    rlx_scatter_reduce r;
+  } map[] = {{"sum", RLX_SCATTER_ADD}, {"add", RLX_SCATTER_ADD},   {"prod", RLX_SCATTER_MUL},
+             {"multiply", RLX_SCATTER_MUL}, {"mean", RLX_SCATTER_MEAN}, {"amax", RLX_SCATTER_AMAX},
+             {"amin", RLX_SCATTER_AMIN}};
+  for (size_t i = 0; i < RLX_COUNTOF(map); i++)
+    if (!strcmp(s, map[i].name)) return *r = map[i].r, RLX_OK;
+  return lw_fail(RLX_ERR_UNSUPPORTED, "scatter reduce '%s'", s);
+}
+
+/* scatter.src(x, dim, index, src), scatter.value(x, dim, index, value),
+ * scatter.reduce(x, dim, index, src, reduce), scatter.value_reduce(...),
+ * scatter_add(x, dim, index, src), scatter_reduce.two(x, dim, index, src,
+ * reduce, *, include_self) */
+rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx, src;
+  int64_t dim;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (st) return st;
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  const rlx_arg *sa = lw_arg(n, 3, "src");
+  if (!sa) sa = lw_arg(n, 3, "value");
+  lw_operand op;
+  if ((st = lw_operand_of(lw, sa, &op, &src))) return st;
+  if (src < 0) { /* a scalar value: a constant tensor of the index's shape */
+    rlx_params fp = {.shape = {.shape = lw_val(lw, idx)->shape}};
+    int32_t s0 = lw_scalar_arg(lw, sa, t);
+    src = s0 < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &fp, &s0, 1);
+  } else {
+    src = lw_cast(lw, src, t);
+  }
+  if (src < 0) return rlx_last_status();
+  rlx_params p = {.scatter = {.reduce = RLX_SCATTER_NONE, .include_self = true}};
+  if (lw_is(n, "scatter_add")) {
+    p.scatter.reduce = RLX_SCATTER_ADD;
+  } else if (lw_is(n, "scatter_reduce") || !strcmp(lw_overload(n), "reduce") ||
+             !strcmp(lw_overload(n), "value_reduce")) {
+    const rlx_arg *r = lw_arg(n, 4, "reduce");
+    if (!r || r->kind != RLX_ARG_STR) return lw_fail(RLX_ERR_FORMAT, "scatter reduce mode is missing");
+    if ((st = reduce_name(r->u.s, &p.scatter.reduce))) return st;
+    if (lw_is(n, "scatter_reduce") && (st = lw_bool(lw, n, 5, "include_self", true, &p.scatter.include_self)))
+      return st;
+  }
+  int a;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  p.scatter.axis = a;
+  int32_t in[3] = {x, idx, src};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
+}
+
+/* index_put(x, indices, values, accumulate). A single boolean mask with one
+ * value (x[mask] = v) is a select; other boolean masks have data-dependent
+ * shapes and are rejected. */
+rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, vals, list[RLX_MAX_RANK], in[RLX_MAX_RANK + 2];
+  int cnt;
+  bool acc;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_tensor_list(lw, n, 1, "indices", list, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_tensor(lw, n, 2, "values", &vals);
+  if (!st) st = lw_bool(lw, n, 3, "accumulate", false, &acc);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  vals = lw_cast(lw, vals, xv->dtype);
+  if (vals < 0) return rlx_last_status();
+  if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL) {
+    const rlx_value *m = lw_val(lw, list[0]);
+    if (rlx_shape_numel(&lw_val(lw, vals)->shape) != 1 || acc || m->shape.rank > xv->shape.rank)
+      return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask needs a single value and no "
+                     "accumulation (other forms have a data-dependent shape)");
+    rlx_shape ms = xv->shape, vs = {.rank = 0};
+    for (int i = m->shape.rank; i < ms.rank; i++) ms.dims[i] = 1; /* mask covers the leading axes */
+    int32_t w[3] = {lw_reshape(lw, list[0], &ms), lw_reshape(lw, vals, &vs), x};
+    if (w[0] < 0 || w[1] < 0) return rlx_last_status();
+    return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
+  }
+  uint32_t mask = 0;
+  int k = 0;
+  in[k++] = x;
+  in[k++] = vals;
+  for (int i = 0; i < cnt; i++) {
+    if (list[i] < 0) continue;
+    if ((st = need_index(lw, list[i]))) return st;
+    mask |= 1u << i;
+    in[k++] = list[i];
+  }
+  if (k == 2) return lw_fail(RLX_ERR_UNSUPPORTED, "index_put without index tensors");
+  rlx_params p = {.index_put = {.indexed = mask, .accumulate = acc}};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_INDEX_PUT, &p, in, k));
+}
+
+rlx_status rlx_lower_masked_scatter(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, m, s;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_tensor(lw, n, 1, "mask", &m);
+  if (!st) st = lw_tensor(lw, n, 2, "source", &s);
+  if (st) return st;
+  int32_t in[3] = {x, lw_cast(lw, m, RLX_DTYPE_BOOL), lw_cast(lw, s, lw_val(lw, x)->dtype)};
+  if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_MASKED_SCATTER, NULL, in, 3));
+}
+
+/* select_scatter(x, src, dim, index), slice_scatter(x, src, dim, start, end, step) */
+rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, src;
+  int64_t dim, start, end, step = 1;
+  bool select = lw_is(n, "select_scatter");
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_tensor(lw, n, 1, "src", &src);
+  if (!st) st = lw_int(lw, n, 2, "dim", 0, &dim);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  int a;
+  if ((st = lw_axis(dim, xv->shape.rank, &a))) return st;
+  int64_t D = xv->shape.dims[a];
+  if (select) {
+    if ((st = lw_int(lw, n, 3, "index", 0, &start))) return st;
+    if (start < -D || start >= D) return lw_fail(RLX_ERR_SHAPE, "select_scatter index %lld out of range",
+                                                 (long long)start);
+    if (start < 0) start += D;
+    end = start + 1;
+    rlx_shape s = xv->shape;
+    s.dims[a] = 1;
+    src = lw_reshape(lw, src, &s);
+  } else {
+    if ((st = lw_int(lw, n, 3, "start", 0, &start)) || (st = lw_int(lw, n, 4, "end", INT64_MAX, &end)) ||
+        (st = lw_int(lw, n, 5, "step", 1, &step)))
+      return st;
+    if (start < 0) start += D;
+    if (end < 0) end += D;
+    start = RLX_MIN(RLX_MAX(start, 0), D);
+    end = RLX_MIN(RLX_MAX(end, start), D);
+  }
+  rlx_params p = {.slice = {.axis = a, .start = start, .end = end, .step = step}};
+  int32_t in[2] = {x, lw_cast(lw, src, xv->dtype)};
+  if (in[1] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SLICE_SCATTER, &p, in, 2));
+}
+
+/* _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+ * per_sample_weights, include_last_offset, padding_idx) -> (output, offset2bag,
+ * bag_size, max_indices); rlx computes the output. */
+rlx_status rlx_lower_embedding_bag(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t w, ix, off, psw;
+  int64_t mode, pad;
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  rlx_status st = lw_tensor(lw, n, 0, "weight", &w);
+  if (!st) st = lw_tensor(lw, n, 1, "indices", &ix);
+  if (!st) st = lw_tensor(lw, n, 2, "offsets", &off);
+  if (!st) st = lw_int(lw, n, 4, "mode", 0, &mode);
+  if (!st) st = lw_opt_tensor(lw, n, 6, "per_sample_weights", &psw);
+  if (!st) st = lw_bool(lw, n, 7, "include_last_offset", false, &p.embedding_bag.include_last_offset);
+  if (!st) st = lw_int(lw, n, 8, "padding_idx", -1, &pad);
+  if (st) return st;
+  p.embedding_bag.mode = (int)mode;
+  p.embedding_bag.padding_idx = pad;
+  int32_t in[4] = {w, ix, off, psw};
+  int32_t y = lw_emit(lw, RLX_OP_EMBEDDING_BAG, &p, in, psw >= 0 ? 4 : 3);
+  if (n->out_kind != RLX_OUT_LIST) return lw_bind(lw, n, y);
+  if (y < 0) return rlx_last_status();
+  int32_t outs[4] = {y, -1, -1, -1};
+  return lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 4));
+}

@@ -1,0 +1,133 @@
+/*
+ * grid_sample.c — torch.nn.functional.grid_sample on 2-D inputs:
+ *
+ *   x [N, C, H, W], grid [N, Ho, Wo, 2] (x, y in [-1, 1]) -> [N, C, Ho, Wo]
+ *
+ * modes bilinear / nearest (round half to even) / bicubic (a = -0.75), padding
+ * zeros / border / reflection, align_corners, all with torch's rules
+ * (aten/native GridSampler.h): unnormalize, then clip or reflect the source
+ * coordinate; taps outside the image read 0. Coordinates are computed in the
+ * input's precision (float for f32) so the same taps are chosen; sums in
+ * double.
+ */
+#include <math.h>
+
+#include "ops/ops_util.h"
+
+enum { MODE_BILINEAR, MODE_NEAREST, MODE_BICUBIC };
+enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECTION };
+
+static rlx_status gs_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0), *grid = rlx_in(g, n, 1);
+  const rlx_grid_sample_params *p = &n->p.grid_sample;
+  if (x->shape.rank != 4 || grid->shape.rank != 4 || grid->shape.dims[3] != 2 ||
+      grid->shape.dims[0] != x->shape.dims[0])
+    RLX_INFER_FAIL("grid_sample needs x [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  if (!rlx_dtype_is_float(x->dtype) || grid->dtype != x->dtype)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "grid_sample needs float x and grid of one dtype");
+  if (p->mode < 0 || p->mode > 2 || p->padding < 0 || p->padding > 2)
+    RLX_INFER_FAIL("grid_sample mode %d / padding %d", p->mode, p->padding);
+  os[0] = x->shape;
+  os[0].dims[2] = grid->shape.dims[1];
+  os[0].dims[3] = grid->shape.dims[2];
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+typedef struct gs_ctx {
+  bool f32, align;
+  int padding;
+} gs_ctx;
+
+static double rnd(const gs_ctx *c, double v) { return c->f32 ? (double)(float)v : v; }
+
+static double unnormalize(const gs_ctx *c, double coord, int64_t size) {
+  if (c->align) return rnd(c, rnd(c, rnd(c, coord + 1) / 2) * (double)(size - 1));
+  return rnd(c, rnd(c, rnd(c, rnd(c, coord + 1) * (double)size) - 1) / 2);
+}
+
+static double clip(double v, int64_t size) { return fmin((double)(size - 1), fmax(v, 0.0)); }
+
+static double reflect(const gs_ctx *c, double in, int64_t twice_low, int64_t twice_high) {
+  if (twice_low == twice_high) return 0;
+  double mn = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2;
+  in = rnd(c, fabs(rnd(c, in - mn)));
+  double extra = rnd(c, fmod(in, span));
+  int64_t flips = (int64_t)floor(rnd(c, in / span));
+  return flips % 2 == 0 ? rnd(c, extra + mn) : rnd(c, rnd(c, span - extra) + mn);
+}
+
+/* The padding rule applied to an unnormalized coordinate. */
+static double pad_coord(const gs_ctx *c, double v, int64_t size) {
+  if (c->padding == PAD_BORDER) return clip(v, size);
+  if (c->padding == PAD_REFLECTION) {
+    v = c->align ? reflect(c, v, 0, 2 * (size - 1)) : reflect(c, v, -1, 2 * size - 1);
+    return clip(v, size);
+  }
+  return v;
+}
+
+static double safe(double v) { /* torch's safe_downgrade_to_int_range */
+  return (!isfinite(v) || v > 2147483647.0 || v < -2147483648.0) ? -100.0 : v;
+}
+
+static double at(const rlx_tensor_view *x, int64_t base, int64_t H, int64_t W, int64_t yy, int64_t xx) {
+  if (yy < 0 || yy >= H || xx < 0 || xx >= W) return 0;
+  return rlx_load_f64(x->data, x->dtype, base + yy * W + xx);
+}
+
+static double cubic1(double x, double a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
+static double cubic2(double x, double a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
+
+static rlx_status gs_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                         void *scratch) {
+  (void)scratch;
+  const rlx_grid_sample_params *p = &n->p.grid_sample;
+  gs_ctx c = {.f32 = in[0].dtype != RLX_DTYPE_F64, .align = p->align_corners, .padding = p->padding};
+  int64_t N = in[0].dims[0], C = in[0].dims[1], H = in[0].dims[2], W = in[0].dims[3];
+  int64_t Ho = out[0].dims[2], Wo = out[0].dims[3];
+  rlx_dtype t = in[0].dtype;
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t oy = 0; oy < Ho; oy++)
+      for (int64_t ox = 0; ox < Wo; ox++) {
+        int64_t gi = ((b * Ho + oy) * Wo + ox) * 2;
+        double gx = rlx_load_f64(in[1].data, t, gi), gy = rlx_load_f64(in[1].data, t, gi + 1);
+        double ux = unnormalize(&c, gx, W), uy = unnormalize(&c, gy, H);
+        for (int64_t ch = 0; ch < C; ch++) {
+          int64_t base = (b * C + ch) * H * W;
+          double v = 0;
+          if (p->mode == MODE_BICUBIC) {
+            double x0 = floor(ux), y0 = floor(uy), tx = rnd(&c, ux - x0), ty = rnd(&c, uy - y0);
+            const double A = -0.75;
+            double wx[4] = {cubic2(tx + 1, A), cubic1(tx, A), cubic1(1 - tx, A), cubic2(2 - tx, A)};
+            double wy[4] = {cubic2(ty + 1, A), cubic1(ty, A), cubic1(1 - ty, A), cubic2(2 - ty, A)};
+            for (int i = 0; i < 4; i++)
+              for (int j = 0; j < 4; j++) {
+                double sx = pad_coord(&c, x0 - 1 + j, W), sy = pad_coord(&c, y0 - 1 + i, H);
+                v += wy[i] * wx[j] * at(&in[0], base, H, W, (int64_t)safe(sy), (int64_t)safe(sx));
+              }
+          } else {
+            double sx = safe(pad_coord(&c, ux, W)), sy = safe(pad_coord(&c, uy, H));
+            if (p->mode == MODE_NEAREST) {
+              v = at(&in[0], base, H, W, (int64_t)nearbyint(sy), (int64_t)nearbyint(sx));
+            } else {
+              double x0 = floor(sx), y0 = floor(sy);
+              double e = rnd(&c, x0 + 1 - sx), w = rnd(&c, sx - x0), s = rnd(&c, y0 + 1 - sy), nn = rnd(&c, sy - y0);
+              int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+              v = s * e * at(&in[0], base, H, W, iy, ix) + s * w * at(&in[0], base, H, W, iy, ix + 1) +
+                  nn * e * at(&in[0], base, H, W, iy + 1, ix) + nn * w * at(&in[0], base, H, W, iy + 1, ix + 1);
+            }
+          }
+          rlx_store_f64(out[0].data, t, ((b * C + ch) * Ho + oy) * Wo + ox, v);
+        }
+      }
+  return RLX_OK;
+}
+
+static void gs_print(const rlx_node *n, char *buf, size_t cap) {
+  static const char *modes[] = {"bilinear", "nearest", "bicubic"}, *pads[] = {"zeros", "border", "reflection"};
+  const rlx_grid_sample_params *p = &n->p.grid_sample;
+  rlx_bprintf(buf, cap, "%s %s%s", modes[p->mode], pads[p->padding], p->align_corners ? " align_corners" : "");
+}
+
+const rlx_op_vtable rlx_op_grid_sample = {.infer = gs_infer, .ref = gs_ref, .print = gs_print};

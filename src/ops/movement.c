@@ -1,0 +1,159 @@
+/*
+ * movement.c — data rearrangements with no arithmetic:
+ *
+ *   flip        reverse the axes in a mask
+ *   as_strided  out[i0..ik] = x_storage[offset + sum(i_d * stride_d)], reading
+ *               x's contiguous storage (what torch.as_strided sees for a
+ *               contiguous tensor); every read is bounds-checked at infer time
+ *   col2im      nn.Fold: [N, C*kh*kw, L] -> [N, C, H, W], summing overlaps
+ */
+#include "ops/ops_util.h"
+
+/* ---- flip ---- */
+
+static rlx_status flip_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0);
+  if (n->p.flip.axes >> x->shape.rank) RLX_INFER_FAIL("flip axes 0x%x exceed rank %d", n->p.flip.axes, x->shape.rank);
+  os[0] = x->shape;
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+static rlx_status flip_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                           void *scratch) {
+  (void)scratch;
+  rlx_shape s = rlx_view_shape(&in[0]);
+  int64_t st[RLX_MAX_RANK], N = rlx_shape_numel(&s);
+  rlx_shape_strides(&s, st);
+  size_t es = rlx_dtype_size(in[0].dtype);
+  for (int64_t i = 0; i < N; i++) {
+    int64_t rem = i, off = 0;
+    for (int d = s.rank - 1; d >= 0; d--) {
+      int64_t c = rem % s.dims[d];
+      rem /= s.dims[d];
+      if ((n->p.flip.axes >> d) & 1) c = s.dims[d] - 1 - c;
+      off += c * st[d];
+    }
+    memcpy((char *)out[0].data + (size_t)i * es, (const char *)in[0].data + (size_t)off * es, es);
+  }
+  return RLX_OK;
+}
+
+static void flip_print(const rlx_node *n, char *buf, size_t cap) {
+  rlx_bprintf(buf, cap, "axes=0x%x", n->p.flip.axes);
+}
+
+const rlx_op_vtable rlx_op_flip = {.infer = flip_infer, .ref = flip_ref, .print = flip_print};
+
+/* ---- as_strided ---- */
+
+static rlx_status as_strided_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0);
+  const rlx_as_strided_params *p = &n->p.as_strided;
+  int64_t lo = p->offset, hi = p->offset, total = rlx_shape_numel(&x->shape);
+  if (p->size.rank < 0 || p->size.rank > RLX_MAX_RANK) RLX_INFER_FAIL("as_strided rank %d", p->size.rank);
+  bool empty = false;
+  for (int d = 0; d < p->size.rank; d++) {
+    if (p->size.dims[d] < 0) RLX_INFER_FAIL("as_strided size is negative");
+    empty |= p->size.dims[d] == 0;
+    int64_t span = (p->size.dims[d] - 1) * p->stride[d];
+    if (span < 0) lo += span;
+    else hi += span;
+  }
+  if (!empty && (lo < 0 || hi >= total))
+    RLX_INFER_FAIL("as_strided reads elements [%lld, %lld] of a %lld-element tensor", (long long)lo,
+                   (long long)hi, (long long)total);
+  os[0] = p->size;
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+static rlx_status as_strided_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                 void *scratch) {
+  (void)scratch;
+  const rlx_as_strided_params *p = &n->p.as_strided;
+  size_t es = rlx_dtype_size(in[0].dtype);
+  int64_t N = rlx_shape_numel(&p->size);
+  for (int64_t i = 0; i < N; i++) {
+    int64_t off = p->offset + rlx_strided_offset(&p->size, p->stride, i);
+    memcpy((char *)out[0].data + (size_t)i * es, (const char *)in[0].data + (size_t)off * es, es);
+  }
+  return RLX_OK;
+}
+
+static void as_strided_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_as_strided_params *p = &n->p.as_strided;
+  rlx_bprint_ints(buf, cap, "size", p->size.dims, p->size.rank);
+  rlx_bprint_ints(buf, cap, "stride", p->stride, p->size.rank);
+  rlx_bprintf(buf, cap, " offset=%lld", (long long)p->offset);
+}
+
+const rlx_op_vtable rlx_op_as_strided = {
+    .infer = as_strided_infer, .ref = as_strided_ref, .print = as_strided_print};
+
+/* ---- col2im ---- */
+
+static int64_t blocks(const rlx_col2im_params *p, int d) {
+  return (p->out[d] + 2 * p->pad[d] - p->dilation[d] * (p->kernel[d] - 1) - 1) / p->stride[d] + 1;
+}
+
+static rlx_status col2im_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0);
+  const rlx_col2im_params *p = &n->p.col2im;
+  int r = x->shape.rank;
+  if (r != 2 && r != 3) RLX_INFER_FAIL("col2im needs [N, C*kh*kw, L] or [C*kh*kw, L]");
+  for (int d = 0; d < 2; d++)
+    if (p->kernel[d] < 1 || p->stride[d] < 1 || p->dilation[d] < 1 || p->pad[d] < 0 || p->out[d] < 1)
+      RLX_INFER_FAIL("col2im parameters out of range");
+  int64_t kk = p->kernel[0] * p->kernel[1], L = blocks(p, 0) * blocks(p, 1);
+  int64_t ck = x->shape.dims[r - 2];
+  if (ck % kk || x->shape.dims[r - 1] != L)
+    RLX_INFER_FAIL("col2im input [.., %lld, %lld] needs C*%lld rows and %lld blocks", (long long)ck,
+                   (long long)x->shape.dims[r - 1], (long long)kk, (long long)L);
+  if (!rlx_dtype_is_float(x->dtype)) return rlx_errorf(RLX_ERR_UNSUPPORTED, "col2im needs a float input");
+  os[0].rank = r + 1;
+  if (r == 3) os[0].dims[0] = x->shape.dims[0];
+  os[0].dims[r - 2] = ck / kk;
+  os[0].dims[r - 1] = p->out[0];
+  os[0].dims[r] = p->out[1];
+  od[0] = x->dtype;
+  return RLX_OK;
+}
+
+static rlx_status col2im_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                             void *scratch) {
+  (void)scratch;
+  const rlx_col2im_params *p = &n->p.col2im;
+  int r = in[0].rank;
+  int64_t N = r == 3 ? in[0].dims[0] : 1, kh = p->kernel[0], kw = p->kernel[1];
+  int64_t C = in[0].dims[r - 2] / (kh * kw), H = p->out[0], W = p->out[1];
+  int64_t bh = blocks(p, 0), bw = blocks(p, 1), L = bh * bw;
+  rlx_dtype t = in[0].dtype;
+  for (int64_t i = 0; i < N * C * H * W; i++) rlx_store_f64(out[0].data, t, i, 0.0);
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t ki = 0; ki < kh; ki++)
+        for (int64_t kj = 0; kj < kw; kj++) {
+          int64_t row = (c * kh + ki) * kw + kj;
+          for (int64_t l = 0; l < L; l++) {
+            int64_t y = (l / bw) * p->stride[0] - p->pad[0] + ki * p->dilation[0];
+            int64_t x = (l % bw) * p->stride[1] - p->pad[1] + kj * p->dilation[1];
+            if (y < 0 || y >= H || x < 0 || x >= W) continue;
+            int64_t o = ((b * C + c) * H + y) * W + x;
+            double v = rlx_load_f64(in[0].data, t, (b * C * kh * kw + row) * L + l);
+            rlx_store_f64(out[0].data, t, o, rlx_load_f64(out[0].data, t, o) + v);
+          }
+        }
+  return RLX_OK;
+}
+
+static void col2im_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_col2im_params *p = &n->p.col2im;
+  rlx_bprint_ints(buf, cap, "out", p->out, 2);
+  rlx_bprint_ints(buf, cap, "kernel", p->kernel, 2);
+  rlx_bprint_ints(buf, cap, "dilation", p->dilation, 2);
+  rlx_bprint_ints(buf, cap, "pad", p->pad, 2);
+  rlx_bprint_ints(buf, cap, "stride", p->stride, 2);
+}
+
+const rlx_op_vtable rlx_op_col2im = {.infer = col2im_infer, .ref = col2im_ref, .print = col2im_print};
