@@ -6,22 +6,33 @@
 
 #include "import/json_util.h"
 
+/* A syntax error at byte `off` of text, as line, column and offset. */
+static rlx_status syntax_error(const char *text, size_t off, const char *path, const char *what) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < off; i++) {
+    if (text[i] == '\n') line++, col = 1;
+    else col++;
+  }
+  return rlx_errorf(RLX_ERR_FORMAT, "%s: malformed JSON at line %zu, column %zu (byte offset %zu)%s",
+                    path, line, col, off, what);
+}
+
 rlx_status rlx_json_parse(const char *text, size_t len, const char *path, cJSON **out) {
   const char *end = NULL;
   cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (!j) {
     const char *at = cJSON_GetErrorPtr();
     if (!at || at < text || at > text + len) at = end ? end : text;
-    size_t off = (size_t)(at - text), line = 1, col = 1;
-    for (size_t i = 0; i < off; i++) {
-      if (text[i] == '\n') line++, col = 1;
-      else col++;
-    }
     if (!cJSON_GetErrorPtr() && !end)
       return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "%s: out of memory parsing JSON", path);
-    return rlx_errorf(RLX_ERR_FORMAT, "%s: malformed JSON at line %zu, column %zu (byte offset %zu)",
-                      path, line, col, off);
+    return syntax_error(text, (size_t)(at - text), path, "");
   }
+  /* only whitespace may follow the value (a second value is not ignored) */
+  for (const char *q = end; q && q < text + len; q++)
+    if (*q != ' ' && *q != '\t' && *q != '\n' && *q != '\r') {
+      cJSON_Delete(j);
+      return syntax_error(text, (size_t)(q - text), path, ": unexpected data after the JSON value");
+    }
   *out = j;
   return RLX_OK;
 }

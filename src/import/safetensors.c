@@ -15,9 +15,12 @@
 #include "import/json_util.h"
 #include "import/safetensors.h"
 
+/* By offset, then size: an empty tensor at the start of another sorts
+ * first, so the overlap check does not depend on the header's order. */
 static int cmp_offset(const void *a, const void *b) {
   const rlx_st_tensor *x = a, *y = b;
-  return x->offset < y->offset ? -1 : x->offset > y->offset;
+  if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+  return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
 }
 
 static rlx_status parse_entry(rlx_st_file *f, const cJSON *e, uint64_t data_start, uint64_t data_len,
@@ -27,12 +30,13 @@ static rlx_status parse_entry(rlx_st_file *f, const cJSON *e, uint64_t data_star
   snprintf(where, sizeof where, "%s: tensor '%.200s'", path, name);
   if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s: entry is not an object", where);
   const char *dt;
-  if (rlx_json_str(e, "dtype", where, &dt)) return RLX_ERR_FORMAT;
+  rlx_status st = rlx_json_str(e, "dtype", where, &dt);
+  if (st) return st;
   int d = rlx_dtype_from_safetensors(dt);
   if (d < 0) return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: unknown or unsupported dtype '%s'", where, dt);
   char sw[600];
   snprintf(sw, sizeof sw, "%s: shape", where);
-  if (rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), sw, &t->shape)) return RLX_ERR_FORMAT;
+  if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), sw, &t->shape))) return st;
   const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
   int64_t b, en;
   if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 ||

@@ -98,6 +98,9 @@ int32_t rlx_graph_add_node(rlx_graph *g, rlx_op op, const rlx_params *p, const i
     if (in[i] < -1 || in[i] >= g->n_values) {
       rlx_errorf(RLX_ERR_INTERNAL, "input %d refers to unknown value %d", i, in[i]);
       goto fail;
+    } else if (in[i] == -1 && i < rlx_op_table[op].min_in) {
+      rlx_errorf(RLX_ERR_INTERNAL, "required input %d is absent", i);
+      goto fail;
     }
   if (rlx_grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) goto fail;
   rlx_node *n = &g->nodes[g->n_nodes];
@@ -224,7 +227,7 @@ fail:
 static rlx_status node_fail(const rlx_graph *g, int32_t i, const char *stage, const char *what) {
   const rlx_node *n = &g->nodes[i];
   return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): node %d '%s' (%s): %s", stage, i,
-                    n->label, rlx_op_table[n->op].name, what);
+                    n->label, (unsigned)n->op < RLX_OP_COUNT ? rlx_op_table[n->op].name : "?", what);
 }
 
 rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
@@ -244,10 +247,17 @@ rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
     if ((unsigned)n->op >= RLX_OP_COUNT) return node_fail(g, i, stage, "invalid op");
-    if (check_arity(n->op, n->n_in, n->n_out)) return node_fail(g, i, stage, rlx_last_error());
+    if (check_arity(n->op, n->n_in, n->n_out)) { /* copy: rlx_errorf must not read its own buffer */
+      snprintf(msg, sizeof msg, "%s", rlx_last_error());
+      return node_fail(g, i, stage, msg);
+    }
     for (int32_t k = 0; k < n->n_in; k++) {
       int32_t v = n->in[k];
-      if (v == -1) continue;
+      if (v == -1 && k < rlx_op_table[n->op].min_in) {
+        snprintf(msg, sizeof msg, "required input %d is absent", k);
+        return node_fail(g, i, stage, msg);
+      }
+      if (v == -1) continue; /* an absent optional input */
       if (v < -1 || v >= g->n_values) return node_fail(g, i, stage, "input id out of range");
       const rlx_value *iv = &g->values[v];
       if (iv->kind == RLX_VALUE_NODE && iv->producer >= i) {

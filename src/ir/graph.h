@@ -3,9 +3,10 @@
  *
  * Invariants (checked by rlx_graph_verify):
  *  - every node's op is valid and its input/output counts fit ops.def;
- *  - every input value id is -1 (absent optional input) or a value defined
- *    before the node: an INPUT, WEIGHT or CONST value, or the output of an
- *    earlier node (so the graph is acyclic and in topological order);
+ *  - every input value id is -1 (an absent optional input, only at positions
+ *    past the op's minimum input count) or a value defined before the node:
+ *    an INPUT, WEIGHT or CONST value, or the output of an earlier node (so
+ *    the graph is acyclic and in topological order);
  *  - a NODE value's producer/slot point back at the node that defines it;
  *  - each node's outputs have exactly the shapes and dtypes its op's infer
  *    function computes from its inputs and parameters.

@@ -4,9 +4,10 @@
  *
  * Both inputs carry the compute dtype (the lowering applies torch's type
  * promotion and inserts casts). Float compute is in double, rounded once to
- * the output; integer compute is exact in int64 and wraps to the dtype's
- * width as torch does. Integer division or remainder by zero is an error, as
- * in torch ("ZeroDivisionError").
+ * the output (below f64, trunc division rounds its quotient to float before
+ * truncating, as torch computes it); integer compute is exact in int64 and
+ * wraps to the dtype's width as torch does. Integer division or remainder by
+ * zero is an error, as in torch ("ZeroDivisionError").
  */
 #include <math.h>
 
@@ -48,14 +49,17 @@ static double div_floor_f(double a, double b) {
   return fl;
 }
 
-static double binary_f(rlx_binary_kind k, double a, double b) {
+/* `f64`: the inputs are f64; below it the quotient that trunc division
+ * truncates is rounded to float first, as torch computes it in float (the
+ * rounding can reach the next integer: 1 / 0.1f is 10, not 9.99999985). */
+static double binary_f(rlx_binary_kind k, double a, double b, bool f64) {
   switch (k) {
     case RLX_BINARY_ADD: return a + b;
     case RLX_BINARY_SUB: return a - b;
     case RLX_BINARY_MUL: return a * b;
     case RLX_BINARY_DIV: return a / b;
     case RLX_BINARY_DIV_FLOOR: return div_floor_f(a, b);
-    case RLX_BINARY_DIV_TRUNC: return trunc(a / b);
+    case RLX_BINARY_DIV_TRUNC: return trunc(f64 ? a / b : (double)(float)(a / b));
     case RLX_BINARY_POW: return pow(a, b);
     case RLX_BINARY_MAXIMUM: return (a != a || b != b) ? NAN : fmax(a, b);
     case RLX_BINARY_MINIMUM: return (a != a || b != b) ? NAN : fmin(a, b);
@@ -160,7 +164,7 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   if (t == RLX_DTYPE_F32 && !pred && same) {
     const float *a = in[0].data, *b = in[1].data;
     float *y = out[0].data;
-    for (int64_t i = 0; i < N; i++) y[i] = (float)binary_f(k, a[i], b[i]);
+    for (int64_t i = 0; i < N; i++) y[i] = (float)binary_f(k, a[i], b[i], false);
     return RLX_OK;
   }
   for (int64_t i = 0; i < N; i++) {
@@ -169,7 +173,7 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     if (rlx_dtype_is_float(t)) {
       double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_f(k, a, b);
-      else rlx_store_f64(out[0].data, t, i, binary_f(k, a, b));
+      else rlx_store_f64(out[0].data, t, i, binary_f(k, a, b, t == RLX_DTYPE_F64));
     } else {
       int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_i(k, a, b);

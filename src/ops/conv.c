@@ -73,8 +73,12 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
     if (s < 1 || d < 1 || pd < 0) RLX_INFER_FAIL("conv axis %d: stride %lld, dilation %lld, "
                                                  "padding %lld", i, (long long)s, (long long)d,
                                                  (long long)pd);
-    if (!p->transposed) o = (in + 2 * pd - d * (k - 1) - 1) / s + 1;
-    else o = (in - 1) * s - 2 * pd + d * (k - 1) + p->out_pad[i] + 1;
+    if (!p->transposed) { /* floor division: a window wider than the padded input gives 0 */
+      int64_t num = in + 2 * pd - d * (k - 1) - 1;
+      o = num < 0 ? 0 : num / s + 1;
+    } else {
+      o = (in - 1) * s - 2 * pd + d * (k - 1) + p->out_pad[i] + 1;
+    }
     if (o < 1) RLX_INFER_FAIL("conv axis %d: output size %lld < 1", i, (long long)o);
     os[0].dims[2 + i] = o;
   }

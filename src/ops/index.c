@@ -16,12 +16,12 @@
 #include "ops/ops_util.h"
 
 static rlx_status resolve_index(int64_t v, int64_t d, bool wrap, int64_t *out) {
+  int64_t k = wrap && v < 0 ? v + d : v;
   *out = 0;
-  if (wrap && v < 0) v += d;
-  if (v < 0 || v >= d)
+  if (k < 0 || k >= d) /* the message names the index as given, before wrapping */
     return rlx_errorf(RLX_ERR_RUNTIME, "index %lld is out of range for a dim of size %lld",
                       (long long)v, (long long)d);
-  *out = v;
+  *out = k;
   return RLX_OK;
 }
 

@@ -187,6 +187,15 @@ static rlx_status arg_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
   rlx_dtype t = in[0].dtype;
   for (int64_t o = 0; o < nk; o++) {
     int64_t base = rlx_strided_offset(&r.kept, r.kst, o), best = 0;
+    if (!rlx_dtype_is_float(t)) { /* exact: int64 values differ beyond 2^53 */
+      int64_t bv = rlx_load_i64(in[0].data, t, base);
+      for (int64_t i = 1; i < nr; i++) {
+        int64_t v = rlx_load_i64(in[0].data, t, base + rlx_strided_offset(&r.red, r.rst, i));
+        if (p->is_max ? v > bv : v < bv) bv = v, best = i;
+      }
+      ((int64_t *)out[0].data)[o] = best;
+      continue;
+    }
     double bv = rlx_load_f64(in[0].data, t, base);
     for (int64_t i = 1; i < nr && bv == bv; i++) { /* first NaN wins, as in torch */
       double v = rlx_load_f64(in[0].data, t, base + rlx_strided_offset(&r.red, r.rst, i));

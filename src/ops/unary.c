@@ -1,7 +1,8 @@
 /*
  * unary.c — unary elementwise op: validation, shape inference, reference
- * kernel. Float kinds compute in double and round once to the output dtype;
- * integer kinds compute exactly in int64.
+ * kernel. Float kinds compute in double and round once to the output dtype
+ * (round_decimals, which is discontinuous, computes in float below f64, as
+ * torch does); integer kinds compute exactly in int64.
  */
 #include <math.h>
 
@@ -62,11 +63,22 @@ static double erfinv(double y) {
   return x;
 }
 
+/* torch rounds to `decimals` in float below f64; the result is
+ * discontinuous, so the wider precision would change it (2.675f -> 2.68). */
+static double round_decimals(double x, double d, bool f64) {
+  double tp = pow(10.0, fabs(d));
+  if (f64) return d < 0 ? nearbyint(x / tp) * tp : nearbyint(x * tp) / tp;
+  float xf = (float)x, tf = (float)tp;
+  return d < 0 ? nearbyintf(xf / tf) * tf : nearbyintf(xf * tf) / tf;
+}
+
 static double softplus(double x, double beta, double threshold) {
   return x * beta > threshold ? x : log1p(exp(x * beta)) / beta;
 }
 
-static double unary_f(const rlx_unary_params *p, double x) {
+/* `f64`: the input is f64 (the few kinds torch computes in the input's
+ * precision need to know). */
+static double unary_f(const rlx_unary_params *p, double x, bool f64) {
   switch (p->kind) {
     case RLX_UNARY_RELU: return x > 0 ? x : (x == x ? 0.0 : x);
     case RLX_UNARY_GELU: return 0.5 * x * (1.0 + erf(x * M_SQRT1_2));
@@ -88,7 +100,7 @@ static double unary_f(const rlx_unary_params *p, double x) {
     case RLX_UNARY_RSQRT: return 1.0 / sqrt(x);
     case RLX_UNARY_NEG: return -x;
     case RLX_UNARY_ABS: return fabs(x);
-    case RLX_UNARY_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == x ? 0.0 : x);
+    case RLX_UNARY_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; /* sign(NaN) = 0, as torch */
     case RLX_UNARY_SIN: return sin(x);
     case RLX_UNARY_COS: return cos(x);
     case RLX_UNARY_TAN: return tan(x);
@@ -113,22 +125,19 @@ static double unary_f(const rlx_unary_params *p, double x) {
     case RLX_UNARY_LEAKY_RELU: return x > 0 ? x : x * p->a;
     case RLX_UNARY_ELU: /* a: alpha, b: scale, c: input_scale */
       return x > 0 ? p->b * x : p->b * p->a * expm1(x * p->c);
-    case RLX_UNARY_CELU: return (x > 0 ? x : 0.0) + fmin(0.0, p->a * expm1(x / p->a));
+    case RLX_UNARY_CELU: return x > 0 ? x : p->a * expm1(x / p->a); /* NaN propagates */
     case RLX_UNARY_SELU: {
       const double alpha = 1.6732632423543772848170429916717;
       const double scale = 1.0507009873554804934193349852946;
       return x > 0 ? scale * x : scale * alpha * expm1(x);
     }
     case RLX_UNARY_HARDTANH: return x < p->a ? p->a : x > p->b ? p->b : x;
-    case RLX_UNARY_HARDSIGMOID: return fmin(fmax(x / 6.0 + 0.5, 0.0), 1.0);
+    case RLX_UNARY_HARDSIGMOID: return x != x ? x : fmin(fmax(x / 6.0 + 0.5, 0.0), 1.0);
     case RLX_UNARY_HARDSWISH: return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
     case RLX_UNARY_SOFTPLUS: return softplus(x, p->a, p->b);
     case RLX_UNARY_MISH: return x * tanh(softplus(x, 1.0, 20.0));
     case RLX_UNARY_LOGSIGMOID: return fmin(x, 0.0) - log1p(exp(-fabs(x)));
-    case RLX_UNARY_ROUND_DECIMALS: {
-      double tp = pow(10.0, fabs(p->a));
-      return p->a < 0 ? nearbyint(x / tp) * tp : nearbyint(x * tp) / tp;
-    }
+    case RLX_UNARY_ROUND_DECIMALS: return round_decimals(x, p->a, f64);
     case RLX_UNARY_NAN_TO_NUM: /* a: nan, b: posinf, c: neginf */
       return x != x ? p->a : x == INFINITY ? p->b : x == -INFINITY ? p->c : x;
     case RLX_UNARY_POW_SCALAR: return pow(x, p->a);
@@ -193,10 +202,11 @@ static rlx_status unary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   } else if (t == RLX_DTYPE_F32) {
     const float *x = in[0].data;
     float *y = out[0].data;
-    for (int64_t i = 0; i < N; i++) y[i] = (float)unary_f(p, x[i]);
+    for (int64_t i = 0; i < N; i++) y[i] = (float)unary_f(p, x[i], false);
   } else if (rlx_dtype_is_float(t)) {
     for (int64_t i = 0; i < N; i++)
-      rlx_store_f64(out[0].data, t, i, unary_f(p, rlx_load_f64(in[0].data, t, i)));
+      rlx_store_f64(out[0].data, t, i,
+                    unary_f(p, rlx_load_f64(in[0].data, t, i), t == RLX_DTYPE_F64));
   } else {
     for (int64_t i = 0; i < N; i++)
       rlx_store_i64(out[0].data, t, i, unary_i(p, rlx_load_i64(in[0].data, t, i), t));

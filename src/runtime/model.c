@@ -48,12 +48,14 @@ fail:
 rlx_status rlx_model_load(const char *dir, const rlx_load_options *opts, rlx_model **model_out) {
   if (!dir || !model_out) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_model_load: NULL argument");
   char *ir = join(dir, "torch-ir.json"), *w = join(dir, "weights.safetensors");
-  rlx_status st = (ir && w) ? rlx_model_load_files(ir, w, opts, model_out)
+  rlx_model *m = NULL;
+  rlx_status st = (ir && w) ? rlx_model_load_files(ir, w, opts, &m)
                             : rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-  if (!st && !((*model_out)->dir = dup(dir))) {
-    rlx_model_destroy(*model_out);
+  if (!st && !(m->dir = dup(dir))) {
+    rlx_model_destroy(m);
     st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   }
+  if (!st) *model_out = m; /* written only on success */
   rlx_free(ir);
   rlx_free(w);
   return st;

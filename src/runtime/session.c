@@ -63,6 +63,7 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
 
 static bool view_matches(const rlx_tensor_view *v, const rlx_value *val) {
   if (v->dtype != val->dtype || v->rank != val->shape.rank) return false;
+  RLX_ASSERT(v->rank >= 0 && v->rank <= RLX_MAX_RANK); /* callers check the rank first */
   for (int i = 0; i < v->rank; i++)
     if (v->dims[i] != val->shape.dims[i]) return false;
   return true;
@@ -84,6 +85,8 @@ rlx_status rlx_session_bind_input(rlx_session *s, const char *name, const rlx_te
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const rlx_value *val = &g->values[g->inputs[i]];
     if (strcmp(val->name, name)) continue;
+    if (v->rank < 0 || v->rank > RLX_MAX_RANK)
+      return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "input '%s': the view has rank %d", name, (int)v->rank);
     if (!view_matches(v, val)) return mismatch("input", name, v, val);
     if (!v->data && rlx_value_nbytes(val))
       return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "input '%s': the view has no data", name);
@@ -108,6 +111,8 @@ rlx_status rlx_session_bind_output(rlx_session *s, const char *name, const rlx_t
   int32_t i = output_index(s, name);
   if (i < 0) return rlx_errorf(RLX_ERR_NOT_FOUND, "the model has no output named '%s'", name);
   const rlx_value *val = &s->c->graph.values[s->c->graph.outputs[i]];
+  if (v->rank < 0 || v->rank > RLX_MAX_RANK)
+    return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output '%s': the view has rank %d", name, (int)v->rank);
   if (!view_matches(v, val)) return mismatch("output", name, v, val);
   s->bound_out[i] = *v;
   return RLX_OK;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/core.h"
 #include "npy.h"
@@ -34,12 +35,15 @@ static rlx_status parse_header(const char *path, const char *h, rlx_tensor_view 
                       "i4 i2 i1 u1 b1 are)", path, tok);
   }
   v->dtype = descrs[found].t;
-  if (strncmp(strchr(f, ':') + 1 + strspn(strchr(f, ':') + 1, " "), "False", 5))
+  const char *fv = strchr(f, ':');
+  if (!fv) return rlx_errorf(RLX_ERR_FORMAT, "%s: bad fortran_order", path);
+  if (strncmp(fv + 1 + strspn(fv + 1, " "), "False", 5))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: Fortran-ordered arrays are not supported", path);
   const char *p = strchr(s, '(');
   if (!p) return rlx_errorf(RLX_ERR_FORMAT, "%s: bad shape", path);
   p++;
   v->rank = 0;
+  uint64_t bytes = rlx_dtype_size(v->dtype);
   while (*p && *p != ')') {
     while (*p == ' ' || *p == ',') p++;
     if (*p == ')') break;
@@ -47,6 +51,8 @@ static rlx_status parse_header(const char *path, const char *h, rlx_tensor_view 
     long long x = strtoll(p, &end, 10);
     if (end == p || x < 0) return rlx_errorf(RLX_ERR_FORMAT, "%s: bad shape entry", path);
     if (v->rank >= RLX_MAX_RANK) return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: rank above %d", path, RLX_MAX_RANK);
+    if (!rlx_mul_ok(bytes, (uint64_t)x, &bytes) || bytes > ((uint64_t)1 << 62))
+      return rlx_errorf(RLX_ERR_FORMAT, "%s: the shape's size overflows", path);
     v->dims[v->rank++] = x;
     p = end;
   }
@@ -82,7 +88,13 @@ rlx_status rlx_npy_read(const char *path, rlx_tensor_view *v) {
     goto done;
   }
   if ((st = parse_header(path, hdr, v))) goto done;
-  size_t n = (size_t)rlx_view_numel(v) * rlx_dtype_size(v->dtype);
+  size_t n = (size_t)rlx_view_numel(v) * rlx_dtype_size(v->dtype); /* bounded by parse_header */
+  struct stat sb;
+  long at = ftell(fp);
+  if (fstat(fileno(fp), &sb) != 0 || at < 0 || (uint64_t)sb.st_size - (uint64_t)at < n) {
+    st = rlx_errorf(RLX_ERR_FORMAT, "%s: truncated data (expected %zu bytes)", path, n);
+    goto done;
+  }
   v->data = malloc(n ? n : 1);
   if (!v->data) {
     st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);

@@ -25,9 +25,9 @@ rlx_status rlx_lower_convolution(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_tensor(lw, n, 1, "weight", &w);
   if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
   if (st) return st;
-  const rlx_value *wv = lw_val(lw, w);
-  int nd = wv->shape.rank - 2;
-  if (nd < 1 || nd > 3) return lw_fail(RLX_ERR_UNSUPPORTED, "convolution with a rank-%d weight", wv->shape.rank);
+  const rlx_shape ws = lw_val(lw, w)->shape; /* a copy: emitting nodes may move the values */
+  int nd = ws.rank - 2;
+  if (nd < 1 || nd > 3) return lw_fail(RLX_ERR_UNSUPPORTED, "convolution with a rank-%d weight", ws.rank);
   rlx_params p;
   memset(&p, 0, sizeof p);
   rlx_conv_params *c = &p.conv;
@@ -70,7 +70,7 @@ rlx_status rlx_lower_convolution(rlx_lower *lw, const rlx_aten_node *n) {
     memset(&pp, 0, sizeof pp);
     bool asym = false;
     for (int i = 0; i < nd; i++) {
-      int64_t total = c->dilation[i] * (wv->shape.dims[2 + i] - 1);
+      int64_t total = c->dilation[i] * (ws.dims[2 + i] - 1);
       c->pad[i] = total / 2;
       pp.pad.hi[2 + i] = total % 2;
       asym |= total % 2;

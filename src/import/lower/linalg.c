@@ -30,14 +30,14 @@ static rlx_status emit_matmul(rlx_lower *lw, const rlx_aten_node *n, int32_t a, 
   a = lw_cast(lw, a, ct), b = lw_cast(lw, b, ct), bias = lw_cast(lw, bias, ct);
   if (a < 0 || b < 0) return rlx_last_status();
   /* torch.matmul's 1-D rules: a vector is a row (a) or a column (b) */
-  const rlx_value *av = lw_val(lw, a), *bv = lw_val(lw, b);
-  if (av->shape.rank == 1) {
-    rlx_shape s = {.rank = 2, .dims = {1, av->shape.dims[0]}};
+  const rlx_shape as = lw_val(lw, a)->shape, bs = lw_val(lw, b)->shape; /* copies: emitting moves values */
+  if (as.rank == 1) {
+    rlx_shape s = {.rank = 2, .dims = {1, as.dims[0]}};
     a = lw_reshape(lw, a, &s);
   }
-  if (bv->shape.rank == 1) {
-    rlx_shape s = {.rank = 2, .dims = {bv->shape.dims[0], 1}};
-    if (trans_b) s.dims[0] = 1, s.dims[1] = bv->shape.dims[0];
+  if (bs.rank == 1) {
+    rlx_shape s = {.rank = 2, .dims = {bs.dims[0], 1}};
+    if (trans_b) s.dims[0] = 1, s.dims[1] = bs.dims[0];
     b = lw_reshape(lw, b, &s);
   }
   if (a < 0 || b < 0) return rlx_last_status();

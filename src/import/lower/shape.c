@@ -124,6 +124,7 @@ static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int
   if (end < 0) end += d;
   start = RLX_MIN(RLX_MAX(start, 0), d);
   end = RLX_MIN(RLX_MAX(end, start), d);
+  if (step > end - start) step = RLX_MAX(end - start, 1); /* same elements; no overflow later */
   if (start == 0 && end == d && step == 1) return x;
   rlx_params p = {.slice = {.axis = axis, .start = start, .end = end, .step = step}};
   return lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
@@ -141,7 +142,11 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   if (lw_is(n, "narrow")) {
     int64_t len;
     if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "length", 0, &len))) return st;
-    if (start < 0) start += lw_val(lw, x)->shape.dims[a];
+    int64_t d = lw_val(lw, x)->shape.dims[a], s0 = start < 0 ? start + d : start;
+    if (s0 < 0 || s0 > d || len < 0 || len > d - s0) /* as torch; and start + len cannot overflow */
+      return lw_fail(RLX_ERR_SHAPE, "narrow(start=%lld, length=%lld) is out of range for a dim of size %lld",
+                     (long long)start, (long long)len, (long long)d);
+    start = s0;
     end = start + len;
   } else {
     if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "end", INT64_MAX, &end)) ||

@@ -1,0 +1,709 @@
+/*
+ * test_lower.c — aten -> rlx lowering of small hand-written torch-ir graphs
+ * with in-memory weights, run end to end (compile, session, run) against
+ * hand-computed results, and the lowering's errors: unsupported ops in one
+ * report, recorded shapes that disagree with rlx's inference, missing or
+ * mistyped weights, dangling references, bad _getitem, duplicate ids.
+ *
+ * Graphs are written with single quotes (fixtures.h: jq). Values computed by
+ * hand follow torch's semantics (e.g. linear is x @ W^T + b).
+ */
+#include <stdlib.h>
+
+#include "fixtures.h"
+#include "import/lower/lower.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+/* ---- helpers ---- */
+
+/* A model built in memory: the parsed document, the weights image (which
+ * the model's tensors point into), and after fx_compile a session. */
+typedef struct fixture {
+  rlx_model *m;
+  rlx_compiled *c;
+  rlx_session *s;
+  unsigned char *wimg;
+} fixture;
+
+static void fx_free(fixture *f) {
+  rlx_session_destroy(f->s);
+  rlx_compiled_destroy(f->c);
+  rlx_model_destroy(f->m);
+  free(f->wimg);
+  memset(f, 0, sizeof *f);
+}
+
+/* Parses the document built from its four lists, lowers it over the weights
+ * in `w` and verifies the graph. On error the fixture is freed. */
+static rlx_status fx_load(fixture *f, const char *inputs, const char *weights, const char *nodes,
+                          const char *outputs, const st_spec *w, int nw) {
+  memset(f, 0, sizeof *f);
+  char buf[32768];
+  snprintf(buf, sizeof buf,
+           "{'format': 'rlx-torch-ir', 'version': 1, 'model_name': 't', 'inputs': [%s],"
+           " 'weights': [%s], 'nodes': [%s], 'outputs': [%s]}",
+           inputs, weights, nodes, outputs);
+  char *doc = jq(buf);
+  size_t size;
+  f->wimg = st_build(w, nw, &size);
+  f->m = rlx_calloc(1, sizeof *f->m);
+  rlx_status st = rlx_torch_ir_parse(doc, strlen(doc), "t.json", &f->m->ir);
+  if (!st) st = rlx_st_parse(f->wimg, size, "w.st", &f->m->weights);
+  if (!st) st = rlx_lower_graph(&f->m->ir, &f->m->weights, &f->m->graph);
+  if (!st) st = rlx_graph_verify(&f->m->graph, "import");
+  free(doc);
+  if (st) {
+    char msg[2048]; /* keep the message: freeing may not touch it, but be sure */
+    snprintf(msg, sizeof msg, "%s", rlx_last_error());
+    fx_free(f);
+    rlx_errorf(st, "%s", msg);
+  }
+  return st;
+}
+
+/* Compiles (passes on unless no_passes) and creates a session. */
+static rlx_status fx_compile(fixture *f, bool no_passes) {
+  rlx_compile_options o;
+  rlx_compile_options_init(&o);
+  o.no_passes = no_passes;
+  rlx_session_destroy(f->s);
+  rlx_compiled_destroy(f->c);
+  f->s = NULL, f->c = NULL;
+  rlx_status st = rlx_model_compile(f->m, &o, &f->c);
+  return st ? st : rlx_session_create(f->c, &f->s);
+}
+
+static rlx_tensor_view view1(void *data, rlx_dtype t, int64_t n) {
+  return (rlx_tensor_view){.data = data, .dtype = t, .rank = 1, .dims = {n}};
+}
+
+/* Output k as a view; an empty view (rank -1) when it cannot be read. */
+static rlx_tensor_view fx_out(const fixture *f, int k) {
+  rlx_tensor_view v;
+  if (rlx_session_output(f->s, k, &v)) v = (rlx_tensor_view){.rank = -1};
+  return v;
+}
+
+/* Checks output k: dtype, shape and values (as doubles, exactly or NaN-equal). */
+static void check_out(const fixture *f, int k, rlx_dtype t, int rank, const int64_t *dims,
+                      const double *want, int64_t n, int line) {
+  rlx_tensor_view v = fx_out(f, k);
+  bool ok = v.rank == rank && v.dtype == t && rlx_view_numel(&v) == n;
+  for (int i = 0; ok && i < rank; i++) ok = v.dims[i] == dims[i];
+  for (int64_t i = 0; ok && i < n; i++) {
+    double g = rlx_load_f64(v.data, v.dtype, i);
+    if (!(g == want[i] || (isnan(g) && isnan(want[i])))) {
+      fprintf(stderr, "%s:%d: [%s] output %d element %lld is %.9g, expected %.9g\n", __FILE__, line,
+              rlx_test_current, k, (long long)i, g, want[i]);
+      rlx_test_failures++;
+      return;
+    }
+  }
+  if (!ok) {
+    fprintf(stderr, "%s:%d: [%s] output %d is %s rank %d (%lld elements), expected %s rank %d\n",
+            __FILE__, line, rlx_test_current, k, rlx_dtype_name(v.dtype), v.rank,
+            (long long)(v.rank >= 0 ? rlx_view_numel(&v) : -1), rlx_dtype_name(t), rank);
+    rlx_test_failures++;
+  }
+}
+
+#define CHECK_OUT(f, k, t, dims_, ...)                                                     \
+  do {                                                                                     \
+    const int64_t d_[] = {dims_};                                                          \
+    const double w_[] = {__VA_ARGS__};                                                     \
+    check_out(f, k, t, (int)(sizeof d_ / sizeof d_[0]) - 1, d_ + 1, w_,                    \
+              (int64_t)(sizeof w_ / sizeof w_[0]), __LINE__);                              \
+  } while (0)
+/* dims are written after a leading 0 so that a scalar is DIMS() */
+#define DIMS(...) 0, ##__VA_ARGS__
+
+/* `n` inputs f0.. of shape [0] (need no binding): they push the value table
+ * to a chosen size, so a later emit reallocates it mid-handler. */
+static const char *fillers(int n) {
+  static char buf[4096];
+  buf[0] = '\0';
+  for (int i = 0; i < n; i++)
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "{'id': 'f%d', 'shape': [0], 'dtype': 'f32'}, ", i);
+  return buf;
+}
+
+#define F32(shape) "'shape': " shape ", 'dtype': 'f32'"
+
+/* ---- linear algebra ---- */
+
+/* W = [[1,2],[3,4]], b = [10,20]; linear: x W^T + b; addmm(b, x, W): b + x W */
+static const float lin_w[4] = {1, 2, 3, 4}, lin_b[2] = {10, 20};
+static const st_spec lin_specs[] = {{"fc.weight", "F32", 2, {2, 2}, lin_w}, {"fc.bias", "F32", 1, {2}, lin_b}};
+#define LIN_WEIGHTS                                                                       \
+  "{'id': 'p_w', 'key': 'fc.weight', " F32("[2, 2]") "}, {'id': 'p_b', 'key': 'fc.bias', " \
+  F32("[2]") "}"
+
+TEST(linear) {
+  fixture f;
+  float x[2] = {5, 6};
+  for (int rank = 1; rank <= 2; rank++) {
+    const char *shp = rank == 1 ? "[2]" : "[1, 2]";
+    char in[256], node[512], out[256];
+    snprintf(in, sizeof in, "{'id': 'x', 'shape': %s, 'dtype': 'f32'}", shp);
+    snprintf(node, sizeof node, "{'id': 'linear', 'op': 'aten.linear.default', 'args': [{'ref': 'x'},"
+             " {'ref': 'p_w'}, {'ref': 'p_b'}], 'out': {'shape': %s, 'dtype': 'f32'}}", shp);
+    snprintf(out, sizeof out, "{'ref': 'linear', 'shape': %s, 'dtype': 'f32'}", shp);
+    CHECK_OK(fx_load(&f, in, LIN_WEIGHTS, node, out, lin_specs, 2));
+    CHECK_OK(fx_compile(&f, false));
+    rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = rank, .dims = {rank == 1 ? 2 : 1, 2}};
+    CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+    CHECK_OK(rlx_session_run(f.s));
+    if (rank == 1) CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 27, 59);
+    else CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(1, 2), 27, 59);
+    fx_free(&f);
+  }
+}
+
+TEST(addmm) {
+  fixture f;
+  float x[2] = {5, 6}, nanb[2] = {NAN, NAN};
+  st_spec specs[] = {lin_specs[0], lin_specs[1], {"nan.bias", "F32", 1, {2}, nanb}};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[1, 2]") "}",
+                   LIN_WEIGHTS ", {'id': 'p_nan', 'key': 'nan.bias', " F32("[2]") "}",
+                   "{'id': 'addmm', 'op': 'aten.addmm.default', 'args': [{'ref': 'p_b'}, {'ref': 'x'},"
+                   " {'ref': 'p_w'}], 'out': {" F32("[1, 2]") "}},"
+                   /* beta = 0 ignores the input even where it is NaN (as torch does) */
+                   " {'id': 'addmm_1', 'op': 'aten.addmm.default', 'args': [{'ref': 'p_nan'}, {'ref': 'x'},"
+                   " {'ref': 'p_w'}], 'kwargs': {'beta': {'int': 0}, 'alpha': {'float': 0.5}},"
+                   " 'out': {" F32("[1, 2]") "}}",
+                   "{'ref': 'addmm', " F32("[1, 2]") "}, {'ref': 'addmm_1', " F32("[1, 2]") "}",
+                   specs, 3));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1, 2}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(1, 2), 33, 54);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(1, 2), 11.5, 17);
+  fx_free(&f);
+}
+
+/* matmul of two vectors is a scalar. The fillers make the reshape of `a`
+ * grow the value table, so a handler holding a value pointer across it
+ * would read freed memory (caught by the sanitizer build). */
+TEST(matmul_vectors) {
+  fixture f;
+  char in[4096];
+  snprintf(in, sizeof in, "%s{'id': 'a', " F32("[2]") "}, {'id': 'b', " F32("[2]") "}", fillers(14));
+  CHECK_OK(fx_load(&f, in, "", "{'id': 'mm', 'op': 'aten.matmul.default', 'args': [{'ref': 'a'},"
+                   " {'ref': 'b'}], 'out': {" F32("[]") "}}", "{'ref': 'mm', " F32("[]") "}", NULL, 0));
+  if (!f.m) return;
+  CHECK_OK(fx_compile(&f, false));
+  float a[2] = {2, 3}, b[2] = {4, -5};
+  rlx_tensor_view va = view1(a, RLX_DTYPE_F32, 2), vb = view1(b, RLX_DTYPE_F32, 2);
+  CHECK_OK(rlx_session_bind_input(f.s, "a", &va));
+  CHECK_OK(rlx_session_bind_input(f.s, "b", &vb));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(), -7);
+  fx_free(&f);
+}
+
+/* ---- convolution and padding ---- */
+
+static const float conv_w[4] = {1, 0, 0, 1}, conv_b[1] = {0.5f};
+static const st_spec conv_specs[] = {{"c.weight", "F32", 4, {1, 1, 2, 2}, conv_w},
+                                     {"c.bias", "F32", 1, {1}, conv_b}};
+#define CONV_WEIGHTS \
+  "{'id': 'p_w', 'key': 'c.weight', " F32("[1, 1, 2, 2]") "}, {'id': 'p_b', 'key': 'c.bias', " F32("[1]") "}"
+
+TEST(conv2d) {
+  fixture f;
+  float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[1, 1, 3, 3]") "}", CONV_WEIGHTS,
+                   "{'id': 'conv2d', 'op': 'aten.conv2d.default', 'args': [{'ref': 'x'}, {'ref': 'p_w'},"
+                   " {'ref': 'p_b'}], 'out': {" F32("[1, 1, 2, 2]") "}},"
+                   " {'id': 'conv2d_1', 'op': 'aten.conv2d.default', 'args': [{'ref': 'x'}, {'ref': 'p_w'},"
+                   " {'ref': 'p_b'}, {'list': [{'int': 2}, {'int': 2}]}, {'list': [{'int': 1}, {'int': 1}]}],"
+                   " 'out': {" F32("[1, 1, 2, 2]") "}}",
+                   "{'ref': 'conv2d', " F32("[1, 1, 2, 2]") "}, {'ref': 'conv2d_1', " F32("[1, 1, 2, 2]") "}",
+                   conv_specs, 2));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 1, 3, 3}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(1, 1, 2, 2), 6.5, 8.5, 12.5, 14.5);
+  /* stride 2, padding 1: windows at (-1,-1), (-1,1), (1,-1), (1,1) */
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(1, 1, 2, 2), 1.5, 3.5, 7.5, 14.5);
+  fx_free(&f);
+}
+
+/* padding="same" with an even kernel pads one more at the end; an unbatched
+ * input is reshaped first. The fillers make that reshape grow the value
+ * table (see matmul_vectors). */
+TEST(conv2d_same_unbatched) {
+  fixture f;
+  float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  char in[4096];
+  snprintf(in, sizeof in, "%s{'id': 'x', " F32("[1, 3, 3]") "}", fillers(13));
+  CHECK_OK(fx_load(&f, in, CONV_WEIGHTS,
+                   "{'id': 'conv2d', 'op': 'aten.conv2d.padding', 'args': [{'ref': 'x'}, {'ref': 'p_w'},"
+                   " {'ref': 'p_b'}, {'list': [{'int': 1}]}, {'str': 'same'}], 'out': {" F32("[1, 3, 3]") "}}",
+                   "{'ref': 'conv2d', " F32("[1, 3, 3]") "}", conv_specs, 2));
+  if (!f.m) return;
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 3, .dims = {1, 3, 3}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(1, 3, 3), 6.5, 8.5, 3.5, 12.5, 14.5, 6.5, 7.5, 8.5, 9.5);
+  fx_free(&f);
+}
+
+TEST(constant_pad_nd) {
+  fixture f;
+  float x[4] = {1, 2, 3, 4};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[2, 2]") "}", "",
+                   "{'id': 'pad', 'op': 'aten.constant_pad_nd.default', 'args': [{'ref': 'x'}, {'list':"
+                   " [{'int': 1}, {'int': 0}, {'int': 0}, {'int': 1}]}, {'float': 9}], 'out': {" F32("[3, 3]") "}},"
+                   /* a negative pad crops */
+                   " {'id': 'crop', 'op': 'aten.constant_pad_nd.default', 'args': [{'ref': 'x'}, {'list':"
+                   " [{'int': -1}, {'int': 1}]}], 'out': {" F32("[2, 2]") "}}",
+                   "{'ref': 'pad', " F32("[3, 3]") "}, {'ref': 'crop', " F32("[2, 2]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {2, 2}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3, 3), 9, 1, 2, 9, 3, 4, 9, 9, 9);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(2, 2), 2, 0, 4, 0);
+  fx_free(&f);
+}
+
+/* ---- shape and data movement ---- */
+
+TEST(split_with_sizes_getitem) {
+  fixture f;
+  float x[5] = {0, 1, 2, 3, 4};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[5]") "}", "",
+                   "{'id': 'split', 'op': 'aten.split_with_sizes.default', 'args': [{'ref': 'x'},"
+                   " {'list': [{'int': 2}, {'int': 3}]}], 'out': [{" F32("[2]") "}, {" F32("[3]") "}]},"
+                   " {'id': 'g1', 'op': '_getitem', 'args': [{'ref': 'split'}, {'int': 1}], 'out': {" F32("[3]") "}},"
+                   " {'id': 'g0', 'op': '_getitem', 'args': [{'ref': 'split'}, {'int': 0}], 'out': {" F32("[2]") "}}",
+                   "{'ref': 'g1', " F32("[3]") "}, {'ref': 'g0', " F32("[2]") "}", NULL, 0));
+  for (int np = 0; np < 2; np++) {
+    CHECK_OK(fx_compile(&f, np));
+    rlx_tensor_view v = view1(x, RLX_DTYPE_F32, 5);
+    CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+    CHECK_OK(rlx_session_run(f.s));
+    CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3), 2, 3, 4);
+    CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(2), 0, 1);
+  }
+  fx_free(&f);
+}
+
+TEST(select_negative_index) {
+  fixture f;
+  float x[6] = {0, 1, 2, 3, 4, 5};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[2, 3]") "}", "",
+                   "{'id': 'sel', 'op': 'aten.select.int', 'args': [{'ref': 'x'}, {'int': 1}, {'int': -1}],"
+                   " 'out': {" F32("[2]") "}}, {'id': 'sel_1', 'op': 'aten.select.int', 'args': [{'ref': 'x'},"
+                   " {'int': -2}, {'int': -2}], 'out': {" F32("[3]") "}}",
+                   "{'ref': 'sel', " F32("[2]") "}, {'ref': 'sel_1', " F32("[3]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {2, 3}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 2, 5);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(3), 0, 1, 2);
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[2, 3]") "}", "",
+                    "{'id': 'sel', 'op': 'aten.select.int', 'args': [{'ref': 'x'}, {'int': 1}, {'int': -4}],"
+                    " 'out': {" F32("[2]") "}}", "{'ref': 'sel', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "node 'sel' (aten.select.int): select index -4 is out of range");
+}
+
+TEST(slice_negative_start_step) {
+  fixture f;
+  float x[6] = {0, 1, 2, 3, 4, 5};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[6]") "}", "",
+                   /* x[-5::2] with torch's INT64_MAX end sentinel */
+                   "{'id': 'sl', 'op': 'aten.slice.Tensor', 'args': [{'ref': 'x'}, {'int': 0}, {'int': -5},"
+                   " {'int': 9223372036854775807}, {'int': 2}], 'out': {" F32("[3]") "}},"
+                   /* x[-100:-1]: a start before the beginning clamps */
+                   " {'id': 'sl_1', 'op': 'aten.slice.Tensor', 'args': [{'ref': 'x'}, {'int': 0},"
+                   " {'int': -100}, {'int': -1}], 'out': {" F32("[5]") "}},"
+                   /* a huge step takes one element */
+                   " {'id': 'sl_2', 'op': 'aten.slice.Tensor', 'args': [{'ref': 'x'}, {'int': 0}, {'int': 1},"
+                   " {'int': 9223372036854775807}, {'int': 9223372036854775807}], 'out': {" F32("[1]") "}}",
+                   "{'ref': 'sl', " F32("[3]") "}, {'ref': 'sl_1', " F32("[5]") "}, {'ref': 'sl_2', " F32("[1]") "}",
+                   NULL, 0));
+  if (!f.m) return;
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = view1(x, RLX_DTYPE_F32, 6);
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3), 1, 3, 5);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(5), 0, 1, 2, 3, 4);
+  CHECK_OUT(&f, 2, RLX_DTYPE_F32, DIMS(1), 1);
+  fx_free(&f);
+}
+
+/* narrow(x, dim, start, length) with lengths from the file. */
+TEST(narrow_bounds) {
+  fixture f;
+  float x[6] = {0, 1, 2, 3, 4, 5};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[6]") "}", "",
+                   "{'id': 'nw', 'op': 'aten.narrow.default', 'args': [{'ref': 'x'}, {'int': 0}, {'int': -4},"
+                   " {'int': 2}], 'out': {" F32("[2]") "}}", "{'ref': 'nw', " F32("[2]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = view1(x, RLX_DTYPE_F32, 6);
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 2, 3);
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[6]") "}", "",
+                    "{'id': 'nw', 'op': 'aten.narrow.default', 'args': [{'ref': 'x'}, {'int': 0},"
+                    " {'int': 5}, {'int': 1e30}], 'out': {" F32("[1]") "}}",
+                    "{'ref': 'nw', " F32("[1]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "node 'nw' (aten.narrow.default): narrow(start=5, length=9223372036854775807) "
+            "is out of range for a dim of size 6");
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[6]") "}", "",
+                    "{'id': 'nw', 'op': 'aten.narrow.default', 'args': [{'ref': 'x'}, {'int': 0},"
+                    " {'int': 4}, {'int': 3}], 'out': {" F32("[2]") "}}",
+                    "{'ref': 'nw', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "node 'nw' (aten.narrow.default): narrow(start=4, length=3)");
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[6]") "}", "",
+                    "{'id': 'nw', 'op': 'aten.narrow.default', 'args': [{'ref': 'x'}, {'int': 0},"
+                    " {'int': -7}, {'int': 1}], 'out': {" F32("[1]") "}}",
+                    "{'ref': 'nw', " F32("[1]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "narrow(start=-7, length=1)");
+}
+
+TEST(cat_promotes) {
+  fixture f;
+  int64_t a[2] = {1, 2};
+  float b[1] = {0.5f};
+  CHECK_OK(fx_load(&f, "{'id': 'a', 'shape': [2], 'dtype': 'i64'}, {'id': 'b', " F32("[1]") "}", "",
+                   "{'id': 'cat', 'op': 'aten.cat.default', 'args': [{'list': [{'ref': 'a'}, {'ref': 'b'}]}],"
+                   " 'out': {" F32("[3]") "}}", "{'ref': 'cat', " F32("[3]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view va = view1(a, RLX_DTYPE_I64, 2), vb = view1(b, RLX_DTYPE_F32, 1);
+  CHECK_OK(rlx_session_bind_input(f.s, "a", &va));
+  CHECK_OK(rlx_session_bind_input(f.s, "b", &vb));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3), 1, 2, 0.5);
+  fx_free(&f);
+}
+
+TEST(index_tensor) {
+  fixture f;
+  float x[12];
+  for (int i = 0; i < 12; i++) x[i] = (float)i;
+  int64_t i0[2] = {0, 2}, i1[2] = {-1, 0};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[3, 4]") "}, {'id': 'i0', 'shape': [2], 'dtype': 'i64'},"
+                   " {'id': 'i1', 'shape': [2], 'dtype': 'i64'}", "",
+                   "{'id': 'ix', 'op': 'aten.index.Tensor', 'args': [{'ref': 'x'}, {'list': [{'ref': 'i0'},"
+                   " {'ref': 'i1'}]}], 'out': {" F32("[2]") "}},"
+                   " {'id': 'ix_1', 'op': 'aten.index.Tensor', 'args': [{'ref': 'x'}, {'list': [{'none': true},"
+                   " {'ref': 'i1'}]}], 'out': {" F32("[3, 2]") "}}",
+                   "{'ref': 'ix', " F32("[2]") "}, {'ref': 'ix_1', " F32("[3, 2]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view vx = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {3, 4}};
+  rlx_tensor_view v0 = view1(i0, RLX_DTYPE_I64, 2), v1 = view1(i1, RLX_DTYPE_I64, 2);
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &vx));
+  CHECK_OK(rlx_session_bind_input(f.s, "i0", &v0));
+  CHECK_OK(rlx_session_bind_input(f.s, "i1", &v1));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 3, 8);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(3, 2), 3, 0, 7, 4, 11, 8);
+  i1[0] = 4; /* out of range: a run-time error naming the node, not a wild read */
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME, "node 'ix'");
+  fx_free(&f);
+}
+
+/* ---- elementwise ---- */
+
+TEST(masked_fill_neg_inf) {
+  fixture f;
+  float x[3] = {1, 2, 3};
+  uint8_t m[3] = {1, 0, 1};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[3]") "}, {'id': 'm', 'shape': [3], 'dtype': 'bool'}", "",
+                   "{'id': 'mf', 'op': 'aten.masked_fill.Scalar', 'args': [{'ref': 'x'}, {'ref': 'm'},"
+                   " {'float': '-inf'}], 'out': {" F32("[3]") "}},"
+                   " {'id': 'sm', 'op': 'aten._softmax.default', 'args': [{'ref': 'mf'}, {'int': 0}, {'bool': false}],"
+                   " 'out': {" F32("[3]") "}}",
+                   "{'ref': 'mf', " F32("[3]") "}, {'ref': 'sm', " F32("[3]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view vx = view1(x, RLX_DTYPE_F32, 3), vm = view1(m, RLX_DTYPE_BOOL, 3);
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &vx));
+  CHECK_OK(rlx_session_bind_input(f.s, "m", &vm));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3), -INFINITY, 2, -INFINITY);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(3), 0, 1, 0); /* exp(-inf) = 0, no NaN */
+  fx_free(&f);
+}
+
+TEST(div_rounding_modes) {
+  fixture f;
+  int64_t a[3] = {-7, 7, -8}, b[3] = {2, -2, 3};
+  const char *in = "{'id': 'a', 'shape': [3], 'dtype': 'i64'}, {'id': 'b', 'shape': [3], 'dtype': 'i64'}";
+  CHECK_OK(fx_load(&f, in, "",
+                   "{'id': 'fl', 'op': 'aten.div.Tensor_mode', 'args': [{'ref': 'a'}, {'ref': 'b'}],"
+                   " 'kwargs': {'rounding_mode': {'str': 'floor'}}, 'out': {'shape': [3], 'dtype': 'i64'}},"
+                   " {'id': 'tr', 'op': 'aten.div.Tensor_mode', 'args': [{'ref': 'a'}, {'ref': 'b'}],"
+                   " 'kwargs': {'rounding_mode': {'str': 'trunc'}}, 'out': {'shape': [3], 'dtype': 'i64'}},"
+                   " {'id': 'fs', 'op': 'aten.div.Scalar_mode', 'args': [{'ref': 'a'}, {'int': 2}],"
+                   " 'kwargs': {'rounding_mode': {'str': 'floor'}}, 'out': {'shape': [3], 'dtype': 'i64'}},"
+                   " {'id': 'tdiv', 'op': 'aten.div.Tensor', 'args': [{'ref': 'a'}, {'ref': 'b'}],"
+                   " 'out': {" F32("[3]") "}}",
+                   "{'ref': 'fl', 'shape': [3], 'dtype': 'i64'}, {'ref': 'tr', 'shape': [3], 'dtype': 'i64'},"
+                   " {'ref': 'fs', 'shape': [3], 'dtype': 'i64'}, {'ref': 'tdiv', " F32("[3]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view va = view1(a, RLX_DTYPE_I64, 3), vb = view1(b, RLX_DTYPE_I64, 3);
+  CHECK_OK(rlx_session_bind_input(f.s, "a", &va));
+  CHECK_OK(rlx_session_bind_input(f.s, "b", &vb));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_I64, DIMS(3), -4, -4, -3);
+  CHECK_OUT(&f, 1, RLX_DTYPE_I64, DIMS(3), -3, -3, -2);
+  CHECK_OUT(&f, 2, RLX_DTYPE_I64, DIMS(3), -4, 3, -4);
+  CHECK_OUT(&f, 3, RLX_DTYPE_F32, DIMS(3), -3.5, -3.5, (double)(-8.0f / 3.0f));
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, in, "", "{'id': 'd', 'op': 'aten.div.Tensor_mode', 'args': [{'ref': 'a'}, {'ref': 'b'}],"
+                    " 'kwargs': {'rounding_mode': {'str': 'ceil'}}, 'out': {'shape': [3], 'dtype': 'i64'}}",
+                    "{'ref': 'd', 'shape': [3], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'd' (aten.div.Tensor_mode): div rounding_mode 'ceil'");
+}
+
+TEST(where_scalar_branch) {
+  fixture f;
+  uint8_t c[3] = {1, 0, 1};
+  float x[3] = {1, 2, 3};
+  int64_t xi[3] = {1, 2, 3};
+  CHECK_OK(fx_load(&f, "{'id': 'c', 'shape': [3], 'dtype': 'bool'}, {'id': 'x', " F32("[3]") "},"
+                   " {'id': 'xi', 'shape': [3], 'dtype': 'i64'}", "",
+                   "{'id': 'w0', 'op': 'aten.where.ScalarOther', 'args': [{'ref': 'c'}, {'ref': 'x'},"
+                   " {'float': -1.5}], 'out': {" F32("[3]") "}},"
+                   " {'id': 'w1', 'op': 'aten.where.ScalarSelf', 'args': [{'ref': 'c'}, {'int': 7},"
+                   " {'ref': 'x'}], 'out': {" F32("[3]") "}},"
+                   /* an integer tensor against a float scalar gives the default float dtype */
+                   " {'id': 'w2', 'op': 'aten.where.ScalarOther', 'args': [{'ref': 'c'}, {'ref': 'xi'},"
+                   " {'float': 0.5}], 'out': {" F32("[3]") "}}",
+                   "{'ref': 'w0', " F32("[3]") "}, {'ref': 'w1', " F32("[3]") "}, {'ref': 'w2', " F32("[3]") "}",
+                   NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view vc = view1(c, RLX_DTYPE_BOOL, 3), vx = view1(x, RLX_DTYPE_F32, 3),
+                  vi = view1(xi, RLX_DTYPE_I64, 3);
+  CHECK_OK(rlx_session_bind_input(f.s, "c", &vc));
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &vx));
+  CHECK_OK(rlx_session_bind_input(f.s, "xi", &vi));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(3), 1, -1.5, 3);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(3), 7, 2, 7);
+  CHECK_OUT(&f, 2, RLX_DTYPE_F32, DIMS(3), 1, 0.5, 3);
+  fx_free(&f);
+}
+
+/* ---- reductions ---- */
+
+TEST(sum_empty_dim_list) {
+  fixture f;
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[2, 3]") "}", "",
+                   "{'id': 's', 'op': 'aten.sum.dim_IntList', 'args': [{'ref': 'x'}, {'list': []}],"
+                   " 'out': {" F32("[]") "}},"
+                   " {'id': 's_1', 'op': 'aten.sum.dim_IntList', 'args': [{'ref': 'x'}, {'list': [{'int': -1}]},"
+                   " {'bool': true}], 'out': {" F32("[2, 1]") "}}",
+                   "{'ref': 's', " F32("[]") "}, {'ref': 's_1', " F32("[2, 1]") "}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {2, 3}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(), 21);
+  CHECK_OUT(&f, 1, RLX_DTYPE_F32, DIMS(2, 1), 6, 15);
+  fx_free(&f);
+}
+
+/* ---- graph outputs ---- */
+
+TEST(constant_outputs) {
+  fixture f;
+  float x[2] = {-1, 2};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[2]") "}", "",
+                   "{'id': 'r', 'op': 'aten.relu.default', 'args': [{'ref': 'x'}], 'out': {" F32("[2]") "}}",
+                   "{'ref': 'r', " F32("[2]") "}, {'const': {'int': 7}}, {'const': {'float': '-inf'}},"
+                   " {'const': {'bool': true}}, {'ref': 'x', " F32("[2]") "}", NULL, 0));
+  for (int np = 0; np < 2; np++) {
+    CHECK_OK(fx_compile(&f, np));
+    rlx_tensor_view v = view1(x, RLX_DTYPE_F32, 2);
+    CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+    CHECK_OK(rlx_session_run(f.s));
+    CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 0, 2);
+    CHECK_OUT(&f, 1, RLX_DTYPE_I64, DIMS(), 7);
+    CHECK_OUT(&f, 2, RLX_DTYPE_F64, DIMS(), -INFINITY);
+    CHECK_OUT(&f, 3, RLX_DTYPE_BOOL, DIMS(), 1);
+    CHECK_OUT(&f, 4, RLX_DTYPE_F32, DIMS(2), -1, 2); /* an input passed through */
+  }
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, "", "", "", "{'const': {'str': 'a'}}", NULL, 0), RLX_ERR_UNSUPPORTED,
+            "output 0: constant outputs must be numbers");
+}
+
+/* ---- errors ---- */
+
+#define X2 "{'id': 'x', " F32("[2]") "}"
+#define RELU(id, in, shape) \
+  "{'id': '" id "', 'op': 'aten.relu.default', 'args': [{'ref': '" in "'}], 'out': {" F32(shape) "}}"
+
+TEST(unsupported_ops_in_one_report) {
+  fixture f;
+  CHECK_ERR(fx_load(&f, X2, "",
+                    "{'id': 'a', 'op': 'aten.foo.default', 'args': [{'ref': 'x'}], 'out': {" F32("[2]") "}},"
+                    " " RELU("r", "a", "[2]") ","
+                    " {'id': 'b', 'op': 'aten.foo.default', 'args': [{'ref': 'r'}], 'out': {" F32("[2]") "}},"
+                    " {'id': 'c', 'op': 'aten.bar.Tensor', 'args': [{'ref': 'b'}], 'out': {" F32("[2]") "}}",
+                    "{'ref': 'c', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "x");
+  CHECK(!strcmp(rlx_last_error(), "aten->rlx registry does not yet support 2 op(s): aten.foo.default "
+                                  "(nodes: a, b), aten.bar.Tensor (nodes: c)"));
+  /* non-aten targets are reported the same way; long node lists are cut */
+  CHECK_ERR(fx_load(&f, X2, "",
+                    "{'id': 'n1', 'op': 'frob_size', 'args': [], 'out': null},"
+                    " {'id': 'n2', 'op': 'frob_size', 'args': [], 'out': null},"
+                    " {'id': 'n3', 'op': 'frob_size', 'args': [], 'out': null},"
+                    " {'id': 'n4', 'op': 'frob_size', 'args': [], 'out': null},"
+                    " {'id': 'n5', 'op': 'frob_size', 'args': [], 'out': null}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "support 1 op(s): frob_size (nodes: n1, n2, n3, n4, ...)");
+  /* scalar (SymInt) nodes are supported: they carry their recorded value */
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'n1', 'op': 'sym_size', 'args': [], 'out': null}", "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'n1' (sym_size): a scalar node must record its value");
+}
+
+TEST(recorded_shape_mismatch) {
+  fixture f;
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[3]"), "{'ref': 'r', " F32("[3]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "node 'r' (aten.relu.default): output 0: rlx infers f32 [2] but torch "
+            "recorded f32 [3]");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'a', 'op': 'aten.add.Tensor', 'args': [{'ref': 'x'}, {'ref': 'x'}],"
+                    " 'out': {'shape': [2], 'dtype': 'i64'}}", "", NULL, 0),
+            RLX_ERR_SHAPE, "node 'a' (aten.add.Tensor): output 0: rlx infers f32 [2] but torch recorded i64 [2]");
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[5]") "}", "",
+                    "{'id': 'split', 'op': 'aten.split_with_sizes.default', 'args': [{'ref': 'x'},"
+                    " {'list': [{'int': 2}, {'int': 3}]}], 'out': [{" F32("[2]") "}, {'shape': [3], 'dtype': 'i64'}]}",
+                    "", NULL, 0),
+            RLX_ERR_SHAPE, "node 'split' (aten.split_with_sizes.default): output 1: rlx infers f32 [3]");
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[2]"), "{'ref': 'r', " F32("[2, 1]") "}", NULL, 0),
+            RLX_ERR_SHAPE, "graph output 0 ('r'): output 0: rlx infers f32 [2] but torch recorded f32 [2, 1]");
+}
+
+TEST(weight_errors) {
+  fixture f;
+  const char *node = "{'id': 'linear', 'op': 'aten.linear.default', 'args': [{'ref': 'x'}, {'ref': 'p_w'},"
+                     " {'ref': 'p_b'}], 'out': {" F32("[2]") "}}";
+  CHECK_ERR(fx_load(&f, X2, LIN_WEIGHTS, node, "", lin_specs, 1), RLX_ERR_NOT_FOUND,
+            "weight 'fc.bias' (placeholder p_b) is missing from w.st");
+  double w64[4] = {1, 2, 3, 4};
+  st_spec wrong_dtype[] = {{"fc.weight", "F64", 2, {2, 2}, w64}, lin_specs[1]};
+  CHECK_ERR(fx_load(&f, X2, LIN_WEIGHTS, node, "", wrong_dtype, 2), RLX_ERR_SHAPE,
+            "weight 'fc.weight': w.st holds f64 [2, 2] but torch-ir.json declares f32 [2, 2]");
+  st_spec wrong_shape[] = {{"fc.weight", "F32", 2, {1, 4}, lin_w}, lin_specs[1]};
+  CHECK_ERR(fx_load(&f, X2, LIN_WEIGHTS, node, "", wrong_shape, 2), RLX_ERR_SHAPE,
+            "weight 'fc.weight': w.st holds f32 [1, 4] but torch-ir.json declares f32 [2, 2]");
+  CHECK_ERR(fx_load(&f, X2, LIN_WEIGHTS ", {'id': 'p_w', 'key': 'fc.bias', " F32("[2]") "}", node, "",
+                    lin_specs, 2),
+            RLX_ERR_FORMAT, "weight placeholder 'p_w' is declared twice");
+  /* a weight the file holds at an odd address is copied, not misread */
+  uint8_t pad[1] = {0};
+  st_spec odd[] = {{"pad", "U8", 1, {1}, pad}, lin_specs[0], lin_specs[1]};
+  CHECK_OK(fx_load(&f, X2, LIN_WEIGHTS, node, "{'ref': 'linear', " F32("[2]") "}", odd, 3));
+  if (f.m) {
+    CHECK_OK(fx_compile(&f, true));
+    float x[2] = {5, 6};
+    rlx_tensor_view v = view1(x, RLX_DTYPE_F32, 2);
+    CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+    CHECK_OK(rlx_session_run(f.s));
+    CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(2), 27, 59);
+  }
+  fx_free(&f);
+}
+
+TEST(reference_errors) {
+  fixture f;
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "nope", "[2]"), "", NULL, 0), RLX_ERR_FORMAT,
+            "node 'r' (aten.relu.default): refers to 'nope', which is not an input, a weight or an "
+            "earlier node");
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "r2", "[2]") ", " RELU("r2", "x", "[2]"), "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'r' (aten.relu.default): refers to 'r2'"); /* used before defined */
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[2]"), "{'ref': 'nope', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_FORMAT, "output 0: refers to 'nope'");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'r', 'op': 'aten.relu.default', 'args': [{'int': 3}],"
+                    " 'out': {" F32("[2]") "}}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'r' (aten.relu.default): argument 'self' must be a tensor");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'r', 'op': 'aten.relu.default', 'args': [],"
+                    " 'out': {" F32("[2]") "}}", "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'r' (aten.relu.default): argument 'self' (a tensor) is missing");
+}
+
+#define MAXPOOL                                                                                  \
+  "{'id': 'mp', 'op': 'aten.max_pool2d_with_indices.default', 'args': [{'ref': 'x'},"             \
+  " {'list': [{'int': 2}, {'int': 2}]}], 'out': [{" F32("[1, 1, 1, 1]") "}, {'shape': [1, 1, 1, 1],"  \
+  " 'dtype': 'i64'}]}"
+#define X4 "{'id': 'x', " F32("[1, 1, 2, 2]") "}"
+
+TEST(getitem_errors) {
+  fixture f;
+  /* an uncomputed output may be taken (export keeps dead _getitems) but not used */
+  CHECK_OK(fx_load(&f, X2, "",
+                   "{'id': 'ls', 'op': 'aten.log_sigmoid_forward.default', 'args': [{'ref': 'x'}],"
+                   " 'out': [{" F32("[2]") "}, {" F32("[0]") "}]},"
+                   " {'id': 'g', 'op': '_getitem', 'args': [{'ref': 'ls'}, {'int': 1}], 'out': {" F32("[0]") "}}",
+                   "", NULL, 0));
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, X2, "",
+                    "{'id': 'ls', 'op': 'aten.log_sigmoid_forward.default', 'args': [{'ref': 'x'}],"
+                    " 'out': [{" F32("[2]") "}, {" F32("[0]") "}]},"
+                    " {'id': 'g', 'op': '_getitem', 'args': [{'ref': 'ls'}, {'int': 1}], 'out': {" F32("[0]") "}},"
+                    " {'id': 'r', 'op': 'aten.relu.default', 'args': [{'ref': 'g'}], 'out': {" F32("[0]") "}}",
+                    "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'r' (aten.relu.default): uses 'g', output 1 of 'ls' "
+                                 "(aten.log_sigmoid_forward.default), which rlx does not compute");
+  CHECK_ERR(fx_load(&f, X4, "", MAXPOOL ", {'id': 'g', 'op': '_getitem', 'args': [{'ref': 'mp'},"
+                    " {'int': 2}], 'out': {" F32("[1]") "}}", "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'g' (_getitem): _getitem index 2 out of range for 'mp' (2 outputs)");
+  CHECK_ERR(fx_load(&f, X4, "", MAXPOOL ", {'id': 'g', 'op': '_getitem', 'args': [{'ref': 'mp'},"
+                    " {'int': -1}], 'out': {" F32("[1]") "}}", "", NULL, 0),
+            RLX_ERR_FORMAT, "_getitem index -1 out of range");
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[2]") ", {'id': 'g', 'op': '_getitem', 'args':"
+                    " [{'ref': 'r'}, {'int': 0}], 'out': {" F32("[2]") "}}", "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'g' (_getitem): _getitem of 'r', which has no multiple outputs");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'g', 'op': '_getitem', 'args': [{'ref': 'x'}], 'out': null}",
+                    "", NULL, 0),
+            RLX_ERR_FORMAT, "_getitem needs (node, index)");
+  CHECK_ERR(fx_load(&f, X4, "", MAXPOOL ", {'id': 'r', 'op': 'aten.relu.default', 'args': [{'ref': 'mp'}],"
+                    " 'out': {" F32("[1, 1, 1, 1]") "}}", "", NULL, 0),
+            RLX_ERR_FORMAT, "node 'r' (aten.relu.default): 'mp' has several outputs and must be read "
+            "through _getitem");
+  /* both outputs of the pool read through _getitem: the indices are computed */
+  float x[4] = {1, 4, 3, 2};
+  CHECK_OK(fx_load(&f, X4, "", MAXPOOL ", {'id': 'g0', 'op': '_getitem', 'args': [{'ref': 'mp'}, {'int': 0}],"
+                   " 'out': {" F32("[1, 1, 1, 1]") "}}, {'id': 'g1', 'op': '_getitem', 'args': [{'ref': 'mp'},"
+                   " {'int': 1}], 'out': {'shape': [1, 1, 1, 1], 'dtype': 'i64'}}",
+                   "{'ref': 'g0', " F32("[1, 1, 1, 1]") "}, {'ref': 'g1', 'shape': [1, 1, 1, 1], 'dtype': 'i64'}",
+                   NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 1, 2, 2}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &v));
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(1, 1, 1, 1), 4);
+  CHECK_OUT(&f, 1, RLX_DTYPE_I64, DIMS(1, 1, 1, 1), 1);
+  fx_free(&f);
+}
+
+TEST(duplicate_ids) {
+  fixture f;
+  CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[2]") ", " RELU("r", "x", "[2]"), "", NULL, 0),
+            RLX_ERR_FORMAT, "node id 'r' is used twice");
+  CHECK_ERR(fx_load(&f, X2, "", RELU("x", "x", "[2]"), "", NULL, 0), RLX_ERR_FORMAT,
+            "node id 'x' is used twice"); /* a node named like an input */
+  CHECK_ERR(fx_load(&f, X4, "", MAXPOOL ", " MAXPOOL, "", NULL, 0), RLX_ERR_FORMAT,
+            "node id 'mp' is used twice"); /* a multi-output node */
+  CHECK_ERR(fx_load(&f, X2 ", " X2, "", "", "", NULL, 0), RLX_ERR_FORMAT, "input 'x' is declared twice");
+}
+
+TEST_MAIN(linear, addmm, matmul_vectors, conv2d, conv2d_same_unbatched, constant_pad_nd,
+          split_with_sizes_getitem, select_negative_index, slice_negative_start_step, narrow_bounds,
+          cat_promotes, index_tensor, masked_fill_neg_inf, div_rounding_modes, where_scalar_branch,
+          sum_empty_dim_list, constant_outputs, unsupported_ops_in_one_report, recorded_shape_mismatch,
+          weight_errors, reference_errors, getitem_errors, duplicate_ids)
