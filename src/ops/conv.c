@@ -73,12 +73,16 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
     if (s < 1 || d < 1 || pd < 0) RLX_INFER_FAIL("conv axis %d: stride %lld, dilation %lld, "
                                                  "padding %lld", i, (long long)s, (long long)d,
                                                  (long long)pd);
+    bool ok = true;
+    int64_t span = rlx_mul64(d, k - 1, &ok), pad2 = rlx_mul64(2, pd, &ok);
     if (!p->transposed) { /* floor division: a window wider than the padded input gives 0 */
-      int64_t num = in + 2 * pd - d * (k - 1) - 1;
+      int64_t num = rlx_add64(rlx_add64(in, pad2, &ok), -span - 1, &ok);
       o = num < 0 ? 0 : num / s + 1;
     } else {
-      o = (in - 1) * s - 2 * pd + d * (k - 1) + p->out_pad[i] + 1;
+      o = rlx_add64(rlx_mul64(in - 1, s, &ok), -pad2, &ok);
+      o = rlx_add64(rlx_add64(o, span, &ok), rlx_add64(p->out_pad[i], 1, &ok), &ok);
     }
+    if (!ok) RLX_INFER_FAIL("conv axis %d: parameters overflow", i);
     if (o < 1) RLX_INFER_FAIL("conv axis %d: output size %lld < 1", i, (long long)o);
     os[0].dims[2 + i] = o;
   }

@@ -42,6 +42,10 @@ static rlx_status arange_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   const rlx_arange_params *p = &n->p.arange;
   if (!rlx_dtype_valid(p->dtype) || p->dtype == RLX_DTYPE_BOOL) RLX_INFER_FAIL("arange: bad dtype");
   if (p->length < 0) RLX_INFER_FAIL("arange: negative length");
+  bool ok = true;
+  if (!rlx_dtype_is_float(p->dtype) && p->length > 0)
+    rlx_add64(p->istart, rlx_mul64(p->length - 1, p->istep, &ok), &ok);
+  if (!ok) RLX_INFER_FAIL("arange: start + (n - 1) * step overflows");
   os[0].rank = 1;
   os[0].dims[0] = p->length;
   od[0] = p->dtype;

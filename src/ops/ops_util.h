@@ -42,6 +42,19 @@ static inline int64_t rlx_strided_offset(const rlx_shape *s, const int64_t *st, 
   return off;
 }
 
+/* int64 arithmetic on values read from files: an overflow clears *ok (which
+ * stays cleared), so infer can compute a size and then reject it once. */
+static inline int64_t rlx_add64(int64_t a, int64_t b, bool *ok) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) *ok = false;
+  return r;
+}
+static inline int64_t rlx_mul64(int64_t a, int64_t b, bool *ok) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) *ok = false;
+  return r;
+}
+
 /* Errors for infer functions (the node's label is added by the caller). */
 #define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
 

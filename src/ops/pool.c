@@ -13,9 +13,13 @@
 
 #include "ops/ops_util.h"
 
-/* torch's pooling output size (pooling_output_shape). */
+/* torch's pooling output size (pooling_output_shape); -1 on overflow. */
 static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  bool ok = true;
+  int64_t num = rlx_add64(in, rlx_mul64(2, p, &ok), &ok);
+  num = rlx_add64(num, -rlx_mul64(d, k - 1, &ok) - 1, &ok);
+  num = rlx_add64(num, ceil_mode ? s - 1 : 0, &ok);
+  if (!ok) return -1;
   int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
   if (ceil_mode && (o - 1) * s >= in + p) o--;
   return o;

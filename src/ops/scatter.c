@@ -181,7 +181,8 @@ static rlx_status ss_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
     RLX_INFER_FAIL("slice [%lld:%lld:%lld] of a dim of size %lld", (long long)p->start,
                    (long long)p->end, (long long)p->step, (long long)d);
   rlx_shape want = x->shape;
-  want.dims[p->axis] = (p->end - p->start + p->step - 1) / p->step;
+  int64_t len = p->end - p->start; /* no overflow: 0 <= start <= end <= d */
+  want.dims[p->axis] = len / p->step + (len % p->step != 0);
   if (!rlx_shape_eq(&src->shape, &want) || src->dtype != x->dtype) {
     char a[96], b[96];
     RLX_INFER_FAIL("slice_scatter src is %s %s, the slice is %s %s", rlx_dtype_name(src->dtype),

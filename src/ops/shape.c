@@ -93,7 +93,8 @@ static rlx_status slice_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
     RLX_INFER_FAIL("slice [%lld:%lld:%lld] of a dim of size %lld", (long long)p->start,
                    (long long)p->end, (long long)p->step, (long long)d);
   os[0] = x->shape;
-  os[0].dims[p->axis] = (p->end - p->start + p->step - 1) / p->step;
+  int64_t len = p->end - p->start; /* no overflow: 0 <= start <= end <= d */
+  os[0].dims[p->axis] = len / p->step + (len % p->step != 0);
   od[0] = x->dtype;
   return RLX_OK;
 }
@@ -217,7 +218,9 @@ static rlx_status pad_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
                      p->mode == RLX_PAD_REPLICATE ? "replicate" : "circular", i);
     if (p->mode == RLX_PAD_CIRCULAR && (lo > d || hi > d))
       RLX_INFER_FAIL("circular padding larger than the dim on axis %d", i);
-    os[0].dims[i] = d + lo + hi;
+    bool ok = true;
+    os[0].dims[i] = rlx_add64(rlx_add64(d, lo, &ok), hi, &ok);
+    if (!ok) RLX_INFER_FAIL("padding of axis %d overflows", i);
     if (os[0].dims[i] < 0) RLX_INFER_FAIL("padding makes axis %d negative", i);
   }
   for (int i = x->shape.rank; i < RLX_MAX_RANK; i++)
