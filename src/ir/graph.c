@@ -16,6 +16,7 @@ void rlx_graph_free(rlx_graph *g) {
   rlx_free(g->nodes);
   rlx_free(g->inputs);
   rlx_free(g->outputs);
+  rlx_free(g->fx_values);
   rlx_pool_free(&g->pool);
   memset(g, 0, sizeof *g);
 }
@@ -214,6 +215,11 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
   dst->n_inputs = src->n_inputs;
   memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
   dst->n_outputs = src->n_outputs;
+  if (src->n_fx_values) {
+    if (!(dst->fx_values = rlx_malloc(sizeof(int32_t) * (size_t)src->n_fx_values))) goto oom;
+    memcpy(dst->fx_values, src->fx_values, sizeof(int32_t) * (size_t)src->n_fx_values);
+    dst->n_fx_values = src->n_fx_values;
+  }
   return RLX_OK;
 oom:
   rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory copying the graph");

@@ -67,6 +67,11 @@ typedef struct rlx_graph {
   int32_t n_outputs, cap_outputs;
   void **owned; /* CONST data buffers to free */
   int32_t n_owned, cap_owned;
+  /* The value each FX node of the source program was lowered to, by the
+   * node's index in torch-ir.json (-1: none, e.g. an assert or a scalar).
+   * Value ids are stable across passes; the localizer uses this map. */
+  int32_t *fx_values;
+  int32_t n_fx_values;
 } rlx_graph;
 
 /* Per-op functions. `in` holds one view per input (data NULL for an absent

@@ -128,7 +128,7 @@ rlx_status rlx_model_compile(const rlx_model *m, const rlx_compile_options *opts
     c->kernels = rlx_malloc(sizeof(rlx_kernel_fn) * (size_t)(c->graph.n_nodes + 1));
     if (!c->kernels) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   }
-  for (int32_t i = 0; !st && i < c->graph.n_nodes; i++) c->kernels[i] = rlx_op_table[c->graph.nodes[i].op].vt->ref;
+  for (int32_t i = 0; !st && i < c->graph.n_nodes; i++) c->kernels[i] = rlx_choose_kernel(&c->graph, i, &c->opts);
   if (!st) st = rlx_plan_memory(&c->graph, true, &c->plan);
   if (st) {
     rlx_compiled_destroy(c);

@@ -2,7 +2,13 @@
  * session.c — rlx_session: one arena per session (allocated at creation from
  * the compiled memory plan), input/output binding by name, and the run loop,
  * which only fills data pointers and calls kernels: no allocation.
+ *
+ * RLX_DEBUG_NANS=1 scans every node's float outputs during the run and
+ * reports (stderr) the first node that produced a NaN or Inf from finite
+ * inputs — the culprit — and how many later nodes only propagated it;
+ * RLX_DEBUG_NANS=abort fails the run at the culprit instead.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +63,53 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
     if (val->kind == RLX_VALUE_WEIGHT || val->kind == RLX_VALUE_CONST) s->ptr[v] = (void *)val->data;
     else if (c->plan.offset[v] >= 0) s->ptr[v] = (char *)s->arena + c->plan.offset[v];
   }
+  const char *dn = getenv("RLX_DEBUG_NANS");
+  s->debug_nans = !dn || !*dn || !strcmp(dn, "0") ? 0 : !strcmp(dn, "abort") ? 2 : 1;
+  s->nan_culprit = -1;
   *out = s;
+  return RLX_OK;
+}
+
+/* Index of the first non-finite element of a float view, or -1. */
+static int64_t first_nonfinite(const rlx_tensor_view *v) {
+  if (!v->data || !rlx_dtype_is_float(v->dtype)) return -1;
+  int64_t n = rlx_view_numel(v);
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(rlx_load_f64(v->data, v->dtype, i))) return i;
+  return -1;
+}
+
+/* RLX_DEBUG_NANS: classifies node i after it ran. */
+static rlx_status scan_nans(rlx_session *s, int32_t i, const rlx_tensor_view *in, const rlx_tensor_view *out) {
+  const rlx_node *n = &s->c->graph.nodes[i];
+  int64_t bad = -1;
+  int32_t k = 0;
+  for (; k < n->n_out && bad < 0; k++) bad = first_nonfinite(&out[k]);
+  if (bad < 0) return RLX_OK;
+  int32_t src = -1;
+  for (int32_t j = 0; j < n->n_in && src < 0; j++)
+    if (first_nonfinite(&in[j]) >= 0) src = j;
+  double v = rlx_load_f64(out[k - 1].data, out[k - 1].dtype, bad);
+  const char *what = isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+  const char *aten = n->aten ? n->aten : rlx_op_table[n->op].name;
+  if (src >= 0) {
+    if (s->nan_culprit < 0)
+      fprintf(stderr, "rlx: RLX_DEBUG_NANS: %s at index %lld of node '%s' (%s): propagated from its "
+              "input %d, which already held a non-finite value (an rlx input or weight?)\n", what,
+              (long long)bad, n->label, aten, src);
+    s->nan_propagators++;
+    return RLX_OK;
+  }
+  if (s->nan_culprit >= 0) { /* a second independent source: report it too */
+    fprintf(stderr, "rlx: RLX_DEBUG_NANS: %s also produced at index %lld of node '%s' (%s) from finite inputs\n",
+            what, (long long)bad, n->label, aten);
+    return RLX_OK;
+  }
+  s->nan_culprit = i;
+  fprintf(stderr, "rlx: RLX_DEBUG_NANS: %s at index %lld of output %d of node '%s' (%s, rlx %s): culprit, "
+          "its inputs are finite\n", what, (long long)bad, k - 1, n->label, aten, rlx_op_table[n->op].name);
+  if (s->debug_nans == 2)
+    return rlx_errorf(RLX_ERR_RUNTIME, "RLX_DEBUG_NANS=abort: %s produced by node '%s' (%s)", what, n->label, aten);
   return RLX_OK;
 }
 
@@ -131,6 +183,8 @@ rlx_status rlx_session_run(rlx_session *s) {
   for (int32_t v = 0; v < g->n_values; v++)
     if (c->plan.alias_of[v] >= 0) s->ptr[v] = s->ptr[c->plan.alias_of[v]];
   void *scratch = (char *)s->arena + c->plan.scratch_offset;
+  s->nan_culprit = -1;
+  s->nan_propagators = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
     int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
@@ -144,11 +198,17 @@ rlx_status rlx_session_run(rlx_session *s) {
         return st;
       }
     }
+    if (s->debug_nans) {
+      rlx_status st = scan_nans(s, i, in, out);
+      if (st) return st;
+    }
     if (s->after_node) {
       rlx_status st = s->after_node(s->after_node_ctx, s, i);
       if (st) return st;
     }
   }
+  if (s->debug_nans && s->nan_culprit >= 0 && s->nan_propagators)
+    fprintf(stderr, "rlx: RLX_DEBUG_NANS: %d later node(s) propagated it\n", s->nan_propagators);
   for (int32_t i = 0; i < g->n_outputs; i++) {
     if (!s->bound_out[i].data) continue;
     const rlx_value *val = &g->values[g->outputs[i]];

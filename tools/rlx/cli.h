@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "check/parity.h"
 #include "import/safetensors.h"
 #include "rlx.h"
 #include "runtime/runtime.h"
@@ -47,6 +48,11 @@ int cli_compile_flag(const char *cmd, int argc, char **argv, int *i, rlx_compile
 
 double cli_now_ms(void);
 const char *cli_fmt_ms(double ms, char *buf, size_t cap);
+
+/* verify --localize: node-by-node comparison with intermediates and kernel
+ * bisection (report_localize.c). `json` is the verify report object. */
+struct cJSON;
+int cli_localize(cli_ctx *c, const rlx_parity_opts *po, bool default_passed, struct cJSON *json);
 
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);

@@ -15,6 +15,7 @@ typedef struct verify_opts {
   rlx_parity_opts popts;
   const char *json;
   int repeat;
+  bool localize;
 } verify_opts;
 
 static int parse(int argc, char **argv, verify_opts *o, const char **dir) {
@@ -26,9 +27,10 @@ static int parse(int argc, char **argv, verify_opts *o, const char **dir) {
     int r = cli_compile_flag("verify", argc, argv, &i, &o->copts);
     if (r < 0) return 2;
     if (r) continue;
-    if (!strcmp(a, "--localize"))
-      return cli_usage("verify", "--localize is not available yet: node-by-node localization "
-                       "against intermediates.safetensors is tracked in issue 4");
+    if (!strcmp(a, "--localize")) {
+      o->localize = true;
+      continue;
+    }
     double *d = !strcmp(a, "--atol") ? &o->popts.atol : !strcmp(a, "--rtol") ? &o->popts.rtol
                 : !strcmp(a, "--cosine") ? &o->popts.cosine : NULL;
     if (d || !strcmp(a, "--json") || !strcmp(a, "--repeat")) {
@@ -139,6 +141,10 @@ int cmd_verify(int argc, char **argv) {
   printf("parity: %s\n", pass ? "PASS" : "FAIL");
   cJSON_AddBoolToObject(root, "pass", pass);
   rc = pass ? 0 : 1;
+  if (o.localize) {
+    int lrc = cli_localize(&c, &o.popts, pass, root);
+    if (lrc) rc = lrc;
+  }
   if (o.json) {
     char *text = cJSON_Print(root);
     FILE *f = fopen(o.json, "w");

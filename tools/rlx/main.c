@@ -10,8 +10,9 @@ static void usage(FILE *f) {
   fprintf(f,
           "rlx %d.%d.%d — run and verify PyTorch programs exported with `python3 -m rlx.export`\n\n"
           "usage:\n"
-          "  rlx verify DIR [--threads N] [--reference-kernels] [--atol X] [--rtol X] [--cosine X]\n"
-          "                 [--json FILE] [--repeat N]     run on the reference inputs, compare with PyTorch\n"
+          "  rlx verify DIR [--threads N] [--reference-kernels] [--localize] [--atol X] [--rtol X]\n"
+          "                 [--cosine X] [--json FILE] [--repeat N]  run on the reference inputs, compare with\n"
+          "                 PyTorch; --localize names the node where they diverge (needs --intermediates)\n"
           "  rlx run DIR [--input NAME=FILE.npy]... [--output-dir D]   run, write outputs as .npy\n"
           "  rlx bench DIR [--iters N] [--warmup N] [--threads N]        latency percentiles\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"

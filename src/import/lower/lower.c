@@ -525,6 +525,12 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
     if (st) rlx_error_prefix("node '%s' (%s): ", n->id, n->op);
   }
   if (!st) st = add_outputs(&lw);
+  if (!st && ir->n_nodes) { /* keep FX name -> value for the localizer */
+    g->fx_values = rlx_malloc(sizeof(int32_t) * (size_t)ir->n_nodes);
+    if (!g->fx_values) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int32_t i = 0; !st && i < ir->n_nodes; i++) g->fx_values[i] = rlx_strmap_get(&lw.vals, ir->nodes[i].id);
+    if (!st) g->n_fx_values = ir->n_nodes;
+  }
   rlx_strmap_free(&lw.vals);
   rlx_strmap_free(&lw.multi);
   rlx_strmap_free(&lw.used);
