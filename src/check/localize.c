@@ -42,39 +42,55 @@ static rlx_status loc_hook(void *ctx, const rlx_session *s, int32_t node) {
   return RLX_OK;
 }
 
-/* Marks `out` with the FX index of a bad input of arg `a`, if any. */
-static void find_bad_input(const loc_ctx *c, const rlx_strmap *ix, const rlx_arg *a, int32_t *out) {
+/* Sets *out to the FX index of a tainted input of arg `a`, if any. */
+static void find_tainted_input(const rlx_strmap *ix, const int32_t *taint, const rlx_arg *a, int32_t *out) {
   if (*out >= 0) return;
   if (a->kind == RLX_ARG_REF) {
     int32_t j = rlx_strmap_get(ix, a->u.s);
-    if (j >= 0 && (c->rep->nodes[j].status == RLX_LOC_CULPRIT || c->rep->nodes[j].status == RLX_LOC_PROPAGATOR))
-      *out = j;
+    if (j >= 0 && taint[j] >= 0) *out = j;
   } else if (a->kind == RLX_ARG_LIST) {
-    for (int32_t i = 0; i < a->u.list.n; i++) find_bad_input(c, ix, &a->u.list.items[i], out);
+    for (int32_t i = 0; i < a->u.list.n; i++) find_tainted_input(ix, taint, &a->u.list.items[i], out);
   }
 }
 
+/* In topological order: a node is tainted when its value is out of
+ * tolerance, or when it was not compared (a tuple-valued node, a sampled-out
+ * one) and an input is tainted, so error is traced through unchecked nodes.
+ * An out-of-tolerance node with a tainted input is a propagator; without,
+ * a culprit. taint[i] holds the culprit an error came from, or -1. */
 static rlx_status classify(loc_ctx *c) {
   const rlx_torch_ir *ir = &c->m->ir;
   rlx_strmap ix = {0};
+  int32_t *taint = rlx_malloc(sizeof(int32_t) * (size_t)(ir->n_nodes + 1));
+  if (!taint) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   for (int32_t i = 0; i < ir->n_nodes; i++)
-    if (rlx_strmap_put(&ix, ir->nodes[i].id, i)) return rlx_strmap_free(&ix), RLX_ERR_OUT_OF_MEMORY;
+    if (rlx_strmap_put(&ix, ir->nodes[i].id, i)) return rlx_free(taint), rlx_strmap_free(&ix), RLX_ERR_OUT_OF_MEMORY;
   rlx_localize_report *rep = c->rep;
   for (int32_t i = 0; i < ir->n_nodes; i++) {
     rlx_loc_node *ln = &rep->nodes[i];
+    const rlx_aten_node *n = &ir->nodes[i];
+    int32_t src = -1;
+    for (int32_t k = 0; k < n->n_args; k++) find_tainted_input(&ix, taint, &n->args[k], &src);
+    for (int32_t k = 0; k < n->n_kwargs; k++) find_tainted_input(&ix, taint, &n->kw_vals[k], &src);
     ln->source = -1;
+    taint[i] = -1;
+    if (ln->status == RLX_LOC_UNCHECKED) {
+      taint[i] = src >= 0 ? taint[src] : -1;
+      continue;
+    }
     if (ln->status != RLX_LOC_CULPRIT) continue;
     rep->n_bad++;
-    const rlx_aten_node *n = &ir->nodes[i];
-    for (int32_t k = 0; k < n->n_args; k++) find_bad_input(c, &ix, &n->args[k], &ln->source);
-    for (int32_t k = 0; k < n->n_kwargs; k++) find_bad_input(c, &ix, &n->kw_vals[k], &ln->source);
-    if (ln->source >= 0) {
+    if (src >= 0) {
       ln->status = RLX_LOC_PROPAGATOR;
+      ln->source = src;
+      taint[i] = taint[src];
     } else {
       rep->n_culprits++;
+      taint[i] = i;
       if (rep->first_culprit < 0) rep->first_culprit = i;
     }
   }
+  rlx_free(taint);
   rlx_strmap_free(&ix);
   return RLX_OK;
 }

@@ -89,6 +89,7 @@ int cmd_verify(int argc, char **argv) {
     times[r] = cli_now_ms() - t0;
   }
   qsort(times, (size_t)o.repeat, sizeof *times, cmp_double);
+  double run_ms = times[o.repeat / 2];
   char b1[32], b2[32], b3[32];
   printf("time:   load %s, compile %s, run %s%s (cpu, %s kernels)\n", cli_fmt_ms(c.load_ms, b1, sizeof b1),
          cli_fmt_ms(c.compile_ms, b2, sizeof b2), cli_fmt_ms(times[o.repeat / 2], b3, sizeof b3),
@@ -97,6 +98,11 @@ int cmd_verify(int argc, char **argv) {
 
   cJSON *root = cJSON_CreateObject(), *outs = cJSON_AddArrayToObject(root, "outputs");
   cJSON_AddStringToObject(root, "model", m->ir.model_name);
+  cJSON_AddNumberToObject(root, "load_ms", c.load_ms);
+  cJSON_AddNumberToObject(root, "compile_ms", c.compile_ms);
+  cJSON_AddNumberToObject(root, "run_ms", run_ms);
+  cJSON_AddNumberToObject(root, "aten_nodes", m->ir.n_nodes);
+  cJSON_AddNumberToObject(root, "rlx_nodes", c.compiled->graph.n_nodes);
   bool pass = true;
   int compared = 0;
   for (int i = 0; i < rlx_model_output_count(m); i++) {

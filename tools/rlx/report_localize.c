@@ -97,10 +97,13 @@ static int localize_torch(cli_ctx *c, const rlx_tensor_view *in, const rlx_parit
              ln->r.max_abs, ln->r.tol, (long long)ln->r.n_mismatch, (long long)ln->r.numel,
              ln->r.reason[0] ? ": " : "", ln->r.reason);
       cJSON_AddItemToArray(culprits, node_json(m, i, ln));
-    } else if (ln->status == RLX_LOC_PROPAGATOR) {
-      if (listed++ < 12) printf("%s%s", listed == 1 ? "  propagators (inherited the error): " : ", ", m->ir.nodes[i].id);
-      cJSON_AddItemToArray(props, node_json(m, i, ln));
     }
+  }
+  for (int32_t i = 0; i < rep.n; i++) {
+    const rlx_loc_node *ln = &rep.nodes[i];
+    if (ln->status != RLX_LOC_PROPAGATOR) continue;
+    if (listed++ < 12) printf("%s%s", listed == 1 ? "  propagators (inherited the error): " : ", ", m->ir.nodes[i].id);
+    cJSON_AddItemToArray(props, node_json(m, i, ln));
   }
   if (listed) printf("%s (%d)\n", listed > 12 ? ", ..." : "", listed);
   *ref_clean = rep.n_bad == 0;
