@@ -20,5 +20,9 @@ echo "== ctest (ASan + UBSan)"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j"$jobs")
 
-echo "== pytest (export with torch, verify with rlx)"
+echo "== pytest: end to end (export with torch, verify with rlx)"
 RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/py "$@"
+
+echo "== pytest: op conformance against eager torch"
+RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/conformance "$@"
+RLX_BIN="$PWD/build/rlx" python3 scripts/op_coverage.py --quiet

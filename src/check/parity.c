@@ -40,6 +40,11 @@ void rlx_parity_compare(const rlx_tensor_view *got, const rlx_tensor_view *ref,
     snprintf(r->reason, sizeof r->reason, "shape differs from the reference");
     return;
   }
+  if (got->dtype != ref->dtype) {
+    snprintf(r->reason, sizeof r->reason, "dtype %s differs from the reference's %s", rlx_dtype_name(got->dtype),
+             rlx_dtype_name(ref->dtype));
+    return;
+  }
   int64_t n = rlx_view_numel(ref);
   r->numel = n;
   if (!rlx_dtype_is_float(ref->dtype)) { /* integers and bools: exact */

@@ -2,7 +2,7 @@
  * parity.h — comparing rlx's outputs with PyTorch's reference values.
  *
  * Rules (DESIGN.md, "Checking parity"):
- *  - shapes must be equal;
+ *  - shapes and dtypes must be equal;
  *  - a position that is non-finite in the reference must hold the same
  *    non-finite value (NaN, +inf, -inf) in rlx; any other non-finite value in
  *    rlx fails;

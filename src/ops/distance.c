@@ -1,7 +1,8 @@
 /*
  * distance.c — pairwise distances and bagged embeddings:
  *
- *   cdist          x1 [*B, P, M], x2 [*B, R, M] -> [*B, P, R]   p-norm distance
+ *   cdist          x1 [*B1, P, M], x2 [*B2, R, M] -> [*B, P, R]   p-norm distance
+ *                  (B1 and B2 broadcast)
  *                  (p = 0 counts differing coordinates, p = inf takes the max)
  *   pdist          x [N, M] -> [N (N - 1) / 2], rows i < j in row-major order
  *   embedding_bag  weight [V, D], indices [L], offsets [B or B+1], per-sample
@@ -32,15 +33,16 @@ static double pnorm_dist(const rlx_tensor_view *a, int64_t ao, const rlx_tensor_
 
 static rlx_status cdist_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *a = rlx_in(g, n, 0), *b = rlx_in(g, n, 1);
-  int r = a->shape.rank;
-  if (r < 2 || b->shape.rank != r || a->shape.dims[r - 1] != b->shape.dims[r - 1])
+  int ra = a->shape.rank, rb = b->shape.rank;
+  if (ra < 2 || rb < 2 || a->shape.dims[ra - 1] != b->shape.dims[rb - 1])
     RLX_INFER_FAIL("cdist needs [.., P, M] and [.., R, M]");
-  for (int i = 0; i < r - 2; i++)
-    if (a->shape.dims[i] != b->shape.dims[i]) RLX_INFER_FAIL("cdist batch dims differ");
+  rlx_shape ba = a->shape, bb = b->shape;
+  ba.rank -= 2, bb.rank -= 2;
+  if (rlx_broadcast(&ba, &bb, &os[0])) return RLX_ERR_SHAPE; /* batch dims broadcast */
   if (!rlx_dtype_is_float(a->dtype) || b->dtype != a->dtype) RLX_INFER_FAIL("cdist needs float inputs");
   if (n->p.dist.p < 0) RLX_INFER_FAIL("cdist p must be >= 0");
-  os[0] = a->shape;
-  os[0].dims[r - 1] = b->shape.dims[r - 2];
+  os[0].dims[os[0].rank++] = a->shape.dims[ra - 2];
+  os[0].dims[os[0].rank++] = b->shape.dims[rb - 2];
   od[0] = a->dtype;
   return RLX_OK;
 }
@@ -48,14 +50,20 @@ static rlx_status cdist_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
 static rlx_status cdist_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                             void *scratch) {
   (void)scratch;
-  int r = in[0].rank;
-  int64_t B = rlx_dims_prod(in[0].dims, 0, r - 2), P = in[0].dims[r - 2], R = in[1].dims[r - 2];
-  int64_t M = in[0].dims[r - 1];
-  for (int64_t b = 0; b < B; b++)
+  int ra = in[0].rank, rb = in[1].rank, ro = out[0].rank;
+  int64_t P = in[0].dims[ra - 2], R = in[1].dims[rb - 2], M = in[0].dims[ra - 1];
+  rlx_shape os = rlx_view_shape(&out[0]), as = rlx_view_shape(&in[0]), bs = rlx_view_shape(&in[1]);
+  os.rank -= 2, as.rank -= 2, bs.rank -= 2;
+  int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK], B = rlx_dims_prod(out[0].dims, 0, ro - 2);
+  rlx_broadcast_strides(&as, &os, sa);
+  rlx_broadcast_strides(&bs, &os, sb);
+  for (int64_t b = 0; b < B; b++) {
+    int64_t ab = rlx_strided_offset(&os, sa, b), bb = rlx_strided_offset(&os, sb, b);
     for (int64_t i = 0; i < P; i++)
       for (int64_t j = 0; j < R; j++)
         rlx_store_f64(out[0].data, out[0].dtype, (b * P + i) * R + j,
-                      pnorm_dist(&in[0], (b * P + i) * M, &in[1], (b * R + j) * M, M, n->p.dist.p));
+                      pnorm_dist(&in[0], (ab * P + i) * M, &in[1], (bb * R + j) * M, M, n->p.dist.p));
+  }
   return RLX_OK;
 }
 

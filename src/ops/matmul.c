@@ -4,8 +4,9 @@
  *
  *   out[..., M, N] = alpha * (a[..., M, K] @ b[..., K, N]) + beta * bias
  *
- * b is [..., N, K] when trans_b. bias broadcasts to out. f32 and f64 only
- * (the lowering computes f16/bf16 in f32 and casts back).
+ * b is [..., N, K] when trans_b. bias broadcasts to out. f32, f64 and the
+ * integer dtypes (exact, wrapping like torch's integer mm); the lowering
+ * computes f16/bf16 in f32 and casts back.
  */
 #include "ops/gemm_ref.h"
 #include "ops/ops_util.h"
@@ -49,8 +50,10 @@ static rlx_status matmul_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   if (a->shape.rank < 2 || b->shape.rank < 2)
     RLX_INFER_FAIL("matmul operands must have rank >= 2 (got %d and %d)", a->shape.rank,
                    b->shape.rank);
-  if (a->dtype != b->dtype || (a->dtype != RLX_DTYPE_F32 && a->dtype != RLX_DTYPE_F64))
-    return rlx_errorf(RLX_ERR_UNSUPPORTED, "matmul computes in f32 or f64, got %s and %s",
+  bool ok_dtype = a->dtype == RLX_DTYPE_F32 || a->dtype == RLX_DTYPE_F64 ||
+                  (rlx_dtype_is_int(a->dtype) && a->dtype != RLX_DTYPE_BOOL);
+  if (a->dtype != b->dtype || !ok_dtype)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "matmul computes in f32, f64 or an integer dtype, got %s and %s",
                       rlx_dtype_name(a->dtype), rlx_dtype_name(b->dtype));
   int64_t M = a->shape.dims[a->shape.rank - 2], K = a->shape.dims[a->shape.rank - 1];
   int64_t bk = b->shape.dims[b->shape.rank - (p->trans_b ? 1 : 2)];
@@ -74,9 +77,22 @@ static rlx_status matmul_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
 
 static size_t matmul_scratch(const rlx_graph *g, const rlx_node *n) {
   const rlx_value *b = rlx_in(g, n, 1);
-  if (!n->p.matmul.trans_b) return 0;
+  if (!n->p.matmul.trans_b || rlx_dtype_is_int(b->dtype)) return 0;
   int r = b->shape.rank;
   return (size_t)(b->shape.dims[r - 1] * b->shape.dims[r - 2]) * rlx_dtype_size(b->dtype);
+}
+
+/* Integer matmul: exact int64 accumulation, wrapped to the dtype on store. */
+static void gemm_int(int64_t M, int64_t N, int64_t K, const rlx_tensor_view *a, int64_t ao,
+                     const rlx_tensor_view *b, int64_t bo, bool trans_b, rlx_tensor_view *c, int64_t co) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      uint64_t acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += (uint64_t)rlx_load_i64(a->data, a->dtype, ao + i * K + k) *
+               (uint64_t)rlx_load_i64(b->data, b->dtype, bo + (trans_b ? j * K + k : k * N + j));
+      rlx_store_i64(c->data, c->dtype, co + i * N + j, (int64_t)acc);
+    }
 }
 
 static rlx_status matmul_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -92,6 +108,22 @@ static rlx_status matmul_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   int64_t nbatch = rlx_shape_numel(&ob);
   bool f64 = out[0].dtype == RLX_DTYPE_F64;
   size_t es = f64 ? 8 : 4;
+  if (rlx_dtype_is_int(out[0].dtype)) {
+    for (int64_t bi = 0; bi < nbatch; bi++)
+      gemm_int(M, N, K, &in[0], rlx_strided_offset(&ob, sa, bi) * M * K, &in[1],
+               rlx_strided_offset(&ob, sb, bi) * K * N, p->trans_b, &out[0], bi * M * N);
+    if (in[2].data || p->alpha != 1.0) {
+      rlx_shape cs = in[2].data ? rlx_view_shape(&in[2]) : os;
+      int64_t sc[RLX_MAX_RANK], total = rlx_shape_numel(&os);
+      rlx_broadcast_strides(&cs, &os, sc);
+      for (int64_t i = 0; i < total; i++) {
+        int64_t v = (int64_t)p->alpha * rlx_load_i64(out[0].data, out[0].dtype, i);
+        if (in[2].data) v += (int64_t)p->beta * rlx_load_i64(in[2].data, in[2].dtype, rlx_strided_offset(&os, sc, i));
+        rlx_store_i64(out[0].data, out[0].dtype, i, v);
+      }
+    }
+    return RLX_OK;
+  }
 
   for (int64_t bi = 0; bi < nbatch; bi++) {
     const char *A = (const char *)in[0].data + es * (size_t)(rlx_strided_offset(&ob, sa, bi) * M * K);

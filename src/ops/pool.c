@@ -7,7 +7,8 @@
  *   x [N, C, *S] (or [C, *S]) -> y [N, C, *S']   (+ indices i64, same shape)
  *
  * Spatial dims are padded to 3 internally; leading axes are flattened into
- * "planes". Computation in double, one rounding to the output dtype.
+ * "planes". Computation in double, one rounding to the output dtype (integer
+ * averages truncate toward zero, as torch's integer division).
  */
 #include <math.h>
 
@@ -30,9 +31,8 @@ static rlx_status pool_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   const rlx_value *x = rlx_in(g, n, 0);
   if (p->nd < 1 || p->nd > 3 || x->shape.rank < p->nd + 1)
     RLX_INFER_FAIL("pool%dd on a rank-%d input", p->nd, x->shape.rank);
-  if (!rlx_dtype_is_float(x->dtype) && p->kind == RLX_POOL_AVG)
-    return rlx_errorf(RLX_ERR_UNSUPPORTED, "avg pool needs a float input, got %s",
-                      rlx_dtype_name(x->dtype));
+  if (x->dtype == RLX_DTYPE_BOOL)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "pooling of a bool tensor");
   if (n->n_out == 2 && p->kind != RLX_POOL_MAX) RLX_INFER_FAIL("only max pooling returns indices");
   os[0] = x->shape;
   int lead = x->shape.rank - p->nd;

@@ -162,8 +162,8 @@ static rlx_status arg_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   const rlx_arg_reduce_params *p = &n->p.arg_reduce;
   const rlx_value *x = rlx_in(g, n, 0);
   if (p->axis >= x->shape.rank) RLX_INFER_FAIL("arg reduce axis %d out of range", p->axis);
-  if (rlx_shape_numel(&x->shape) == 0 || (p->axis >= 0 && x->shape.dims[p->axis] == 0))
-    RLX_INFER_FAIL("argmax/argmin of an empty tensor");
+  if (p->axis >= 0 ? x->shape.dims[p->axis] == 0 : rlx_shape_numel(&x->shape) == 0)
+    RLX_INFER_FAIL("argmax/argmin over an empty axis");
   os[0].rank = 0;
   for (int i = 0; i < x->shape.rank; i++) {
     if (p->axis < 0 || i == p->axis) {

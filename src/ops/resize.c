@@ -15,7 +15,8 @@
  * scale = in / out, or 1 / scale_factor when the user gave scale factors, or
  * (in - 1) / (out - 1) with align_corners. Coordinates are computed in float
  * for float/half inputs (as torch's opmath) so the chosen taps are identical;
- * the weighted sums are accumulated in double.
+ * the weighted sums are accumulated in double. Integer images can be resized
+ * with nearest modes only (see resize_infer).
  *
  * The kernel builds a tap table per axis (index, weight) in scratch and sums
  * over the product of the axes' taps.
@@ -59,11 +60,12 @@ static int max_taps(const rlx_resize_params *p, int64_t in, int64_t out, int a) 
   return (int)ceil(support) * 2 + 1;
 }
 
-/* Fills taps[out][T] for one axis. Unused taps have weight 0 and index 0. */
+/* Fills taps[out][T] for one axis. Unused taps have index -1. Zero-weight
+ * taps that torch reads are kept: 0 * inf is NaN there too. */
 static void axis_taps(const rlx_resize_params *p, int a, int64_t in, int64_t out, int T, bool f32,
                       tap *taps) {
   double scale = axis_scale(p, a, in, out, f32);
-  memset(taps, 0, sizeof(tap) * (size_t)(out * T));
+  for (int64_t i = 0; i < out * T; i++) taps[i] = (tap){-1, 0.0};
   for (int64_t o = 0; o < out; o++) {
     tap *t = taps + o * T;
     if (p->mode == RLX_RESIZE_NEAREST || p->mode == RLX_RESIZE_NEAREST_EXACT) {
@@ -114,7 +116,9 @@ static rlx_status resize_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     RLX_INFER_FAIL("resize over %d axes needs a rank-%d [N, C, ...] input, got rank %d", p->nd, p->nd + 2,
                    x->shape.rank);
   if (!rlx_dtype_is_float(x->dtype) && p->mode > RLX_RESIZE_NEAREST_EXACT)
-    return rlx_errorf(RLX_ERR_UNSUPPORTED, "interpolating resize needs a float input, got %s",
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s resize of a %s tensor: torch interpolates integer images "
+                      "with a 16-bit fixed-point algorithm that rlx does not reproduce bit-exactly; "
+                      "convert the image to float first", p->mode == RLX_RESIZE_LINEAR ? "linear" : "cubic",
                       rlx_dtype_name(x->dtype));
   if (p->antialias && p->mode <= RLX_RESIZE_NEAREST_EXACT) RLX_INFER_FAIL("antialias needs linear or cubic mode");
   os[0] = x->shape;
@@ -145,7 +149,7 @@ static rlx_status resize_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   int64_t ins[3] = {1, 1, 1}, outs[3] = {1, 1, 1};
   int T[3] = {1, 1, 1};
   tap *taps[3];
-  tap one = {0, 1.0};
+  tap one = {0, 1.0}; /* the single tap of a padded (size-1) axis */
   char *sp = scratch;
   for (int a = 0; a < 3; a++) {
     int k = a - (3 - nd); /* pad to 3 axes in front */
@@ -176,8 +180,8 @@ static rlx_status resize_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       for (int a = 0; a < T[0]; a++)
         for (int b = 0; b < T[1]; b++)
           for (int c = 0; c < T[2]; c++) {
+            if (tz[a].idx < 0 || ty[b].idx < 0 || tx[c].idx < 0) continue;
             double w = tz[a].w * ty[b].w * tx[c].w;
-            if (w == 0) continue;
             int64_t src = (tz[a].idx * ins[1] + ty[b].idx) * ins[2] + tx[c].idx;
             acc += w * rlx_load_f64(in[0].data, t, pl * isz + src);
           }

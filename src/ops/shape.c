@@ -1,7 +1,8 @@
 /*
  * shape.c — data movement: reshape, permute, slice (with step), concat,
  * expand (broadcast), pad (constant with negative pads cropping, reflect,
- * replicate, circular). Every kernel copies elements by size; no dtype math.
+ * replicate, circular; negative pads crop in every mode but circular). Every
+ * kernel copies elements by size; no dtype math.
  */
 #include "ops/ops_util.h"
 
@@ -208,9 +209,9 @@ static rlx_status pad_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   os[0] = x->shape;
   for (int i = 0; i < x->shape.rank; i++) {
     int64_t d = x->shape.dims[i], lo = p->lo[i], hi = p->hi[i];
-    if (p->mode != RLX_PAD_CONSTANT && (lo < 0 || hi < 0))
-      RLX_INFER_FAIL("negative padding on axis %d needs constant mode", i);
-    if (p->mode == RLX_PAD_REFLECT && (lo >= d || hi >= d) && (lo || hi))
+    if (p->mode == RLX_PAD_CIRCULAR && (lo < 0 || hi < 0))
+      RLX_INFER_FAIL("negative circular padding on axis %d", i);
+    if (p->mode == RLX_PAD_REFLECT && (lo >= d || hi >= d) && (lo > 0 || hi > 0))
       RLX_INFER_FAIL("reflect padding (%lld, %lld) must be smaller than the dim %lld on axis %d",
                      (long long)lo, (long long)hi, (long long)d, i);
     if ((p->mode == RLX_PAD_REPLICATE || p->mode == RLX_PAD_CIRCULAR) && d == 0 && (lo || hi))

@@ -19,7 +19,7 @@ static bool allows_int(rlx_unary_kind k) {
     case RLX_UNARY_RELU: case RLX_UNARY_NEG: case RLX_UNARY_ABS: case RLX_UNARY_SIGN:
     case RLX_UNARY_SQUARE: case RLX_UNARY_BITWISE_NOT: case RLX_UNARY_CLAMP:
     case RLX_UNARY_FLOOR: case RLX_UNARY_CEIL: case RLX_UNARY_ROUND: case RLX_UNARY_TRUNC:
-    case RLX_UNARY_POW_SCALAR:
+    case RLX_UNARY_POW_SCALAR: case RLX_UNARY_HARDTANH: case RLX_UNARY_NAN_TO_NUM:
       return true;
     default:
       return is_predicate(k);
@@ -140,7 +140,14 @@ static double unary_f(const rlx_unary_params *p, double x, bool f64) {
     case RLX_UNARY_ROUND_DECIMALS: return round_decimals(x, p->a, f64);
     case RLX_UNARY_NAN_TO_NUM: /* a: nan, b: posinf, c: neginf */
       return x != x ? p->a : x == INFINITY ? p->b : x == -INFINITY ? p->c : x;
-    case RLX_UNARY_POW_SCALAR: return pow(x, p->a);
+    case RLX_UNARY_POW_SCALAR: /* torch's pow_tensor_scalar special cases */
+      if (p->a == 0.5) return sqrt(x);
+      if (p->a == -0.5) return 1.0 / sqrt(x);
+      if (p->a == 2) return x * x;
+      if (p->a == 3) return x * x * x;
+      if (p->a == -1) return 1.0 / x;
+      if (p->a == -2) return 1.0 / (x * x);
+      return pow(x, p->a);
     case RLX_UNARY_RPOW_SCALAR: return pow(p->a, x);
     case RLX_UNARY_CLAMP: /* a: min, b: max (NaN: absent); NaN input propagates */
       if (x != x) return x;
@@ -171,6 +178,7 @@ static int64_t unary_i(const rlx_unary_params *p, int64_t x, rlx_dtype t) {
     case RLX_UNARY_SIGN: return (x > 0) - (x < 0);
     case RLX_UNARY_SQUARE: return (int64_t)((uint64_t)x * (uint64_t)x);
     case RLX_UNARY_BITWISE_NOT: return t == RLX_DTYPE_BOOL ? !x : ~x;
+    case RLX_UNARY_HARDTANH: return (double)x < p->a ? (int64_t)p->a : (double)x > p->b ? (int64_t)p->b : x;
     case RLX_UNARY_CLAMP: {
       double v = (double)x;
       if (p->a == p->a && v < p->a) return (int64_t)p->a;

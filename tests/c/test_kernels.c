@@ -779,8 +779,13 @@ TEST(matmul_infer_errors) {
             RLX_ERR_SHAPE, "inner dims differ");
   krun_free(&r);
   CHECK_ERR(krun_op(&r, RLX_OP_MATMUL, &p, 2,
-                    (tens[]){TI(I64, SH(1, 1), 1), TI(I64, SH(1, 1), 1)}, 1),
-            RLX_ERR_UNSUPPORTED, "f32 or f64");
+                    (tens[]){TI(BOOL, SH(1, 1), 1), TI(BOOL, SH(1, 1), 1)}, 1),
+            RLX_ERR_UNSUPPORTED, "f32, f64 or an integer dtype");
+  krun_free(&r);
+  /* integer matmul is exact and wraps like torch's: [[3e9, 1]] @ [[3], [5]] */
+  CHECK_OK(krun_op(&r, RLX_OP_MATMUL, &p, 2,
+                   (tens[]){TI(I64, SH(1, 2), 3000000000LL, 1), TI(I64, SH(2, 1), 3, 5)}, 1));
+  CHECK_I(&r, 0, 9000000005LL);
   krun_free(&r);
   CHECK_ERR(
       krun_op(&r, RLX_OP_MATMUL, &p, 2, (tens[]){TF(F32, SH(2), 1, 2), TF(F32, SH(2, 1), 1, 2)}, 1),
@@ -1263,8 +1268,12 @@ TEST(pool_infer_errors) {
   p = pool_params(RLX_POOL_AVG, 2, 2, 2, 0, 1); /* avg pooling has no indices */
   CHECK_ERR(pool(&r, &p, X44, 2), RLX_ERR_SHAPE, "indices");
   krun_free(&r);
-  CHECK_ERR(pool(&r, &p, TI(I64, SH(1, 2, 2), 1, 2, 3, 4), 1),
-            RLX_ERR_UNSUPPORTED, "float");
+  CHECK_ERR(pool(&r, &p, TI(BOOL, SH(1, 2, 2), 1, 0, 1, 0), 1),
+            RLX_ERR_UNSUPPORTED, "bool");
+  krun_free(&r);
+  /* integer averages truncate toward zero, as torch: (-3 + 2 + 0 + 0) / 4 -> 0, (-7 - 2) / 4 -> -2 */
+  CHECK_OK(pool(&r, &p, TI(I64, SH(1, 2, 4), -3, 2, -7, -2, 0, 0, 0, 0), 1));
+  CHECK_I(&r, 0, 0, -2);
   krun_free(&r);
   p = pool_params(RLX_POOL_MAX, 3, 1, 1, 0, 1); /* 3 spatial dims of a rank-3 input */
   CHECK_ERR(pool(&r, &p, TF(F32, SH(1, 2, 2), 1, 2, 3, 4), 1),

@@ -619,8 +619,12 @@ TEST(pad) {
   CHECK_ERR(pad(&r, RLX_PAD_REFLECT, 0, 4, 0, 0, TF(F32, SH(4), 1, 2, 3, 4)), RLX_ERR_SHAPE,
             "reflect padding");
   krun_free(&r);
-  CHECK_ERR(pad(&r, RLX_PAD_REPLICATE, 0, -1, 0, 0, TF(F32, SH(4), 1, 2, 3, 4)), RLX_ERR_SHAPE,
-            "constant mode");
+  CHECK_ERR(pad(&r, RLX_PAD_CIRCULAR, 0, -1, 0, 0, TF(F32, SH(4), 1, 2, 3, 4)), RLX_ERR_SHAPE,
+            "negative circular padding");
+  krun_free(&r);
+  /* negative reflect / replicate pads crop, as torch: reflect (2, -1) of [1,2,3,4] -> [3,2,1,2,3] */
+  CHECK_OK(pad(&r, RLX_PAD_REFLECT, 0, 2, -1, 0, TF(F32, SH(4), 1, 2, 3, 4)));
+  CHECK_F(&r, 0, 0, 3, 2, 1, 2, 3);
   krun_free(&r);
   CHECK_ERR(pad(&r, RLX_PAD_CONSTANT, 0, -3, -2, 0, TF(F32, SH(4), 1, 2, 3, 4)), RLX_ERR_SHAPE,
             "negative");

@@ -96,18 +96,19 @@ def test_usage_errors_exit_2(rlx_bin):
     assert r.returncode == 2 and "/nonexistent/dir" in r.stderr
 
 
-class Rolls(nn.Module):
+class Shrinks(nn.Module):
+    """Two ops rlx has no handler for (hardshrink, addcmul) that torch can decompose."""
     def forward(self, x):
-        return torch.roll(x, shifts=2, dims=1) * 2 + torch.triu(x)
+        return torch.nn.functional.hardshrink(x, 0.3) * 2 + torch.addcmul(x, x, x, value=0.5)
 
 
 def test_auto_decompose_loop_with_real_binary(rlx_bin, tmp_path, monkeypatch):
-    """roll and triu have no rlx handler yet and survive the "aten" export
+    """hardshrink and addcmul have no rlx handler and survive the "aten" export
     (no decompositions): the exporter must learn that from `rlx inspect
     --check` and re-export with torch's own decompositions of those ops."""
     monkeypatch.setenv("RLX_BIN", str(rlx_bin))
-    out = tmp_path / "rolls"
-    s = rlx.export_program(Rolls(), (torch.randn(3, 5),), out, decomposition="aten", check=True)
+    out = tmp_path / "shrinks"
+    s = rlx.export_program(Shrinks(), (torch.randn(3, 5),), out, decomposition="aten", check=True)
     assert s["check"] == "passed", s["check_message"]
     assert s["auto_decomposed_ops"], s
     r = run_rlx(rlx_bin, "verify", out)
@@ -116,9 +117,9 @@ def test_auto_decompose_loop_with_real_binary(rlx_bin, tmp_path, monkeypatch):
 
 def test_unsupported_ops_reported_together(rlx_bin, tmp_path, monkeypatch):
     monkeypatch.setenv("RLX_BIN", str(rlx_bin))
-    out = tmp_path / "rolls"
-    s = rlx.export_program(Rolls(), (torch.randn(3, 5),), out, decomposition="aten", check=False)
+    out = tmp_path / "shrinks"
+    s = rlx.export_program(Shrinks(), (torch.randn(3, 5),), out, decomposition="aten", check=False)
     assert s["check"] == "disabled"
     r = run_rlx(rlx_bin, "inspect", out, "--check")
     assert r.returncode == 2
-    assert "does not yet support 2 op(s)" in r.stderr and "aten.roll" in r.stderr and "aten.triu" in r.stderr
+    assert "does not yet support 2 op(s)" in r.stderr and "aten.hardshrink" in r.stderr and "aten.addcmul" in r.stderr

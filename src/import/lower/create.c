@@ -39,7 +39,10 @@ rlx_status rlx_lower_arange(rlx_lower *lw, const rlx_aten_node *n) {
     if (!st) st = lw_int(lw, n, 0, "start", 0, &p.arange.istart);
     if (!st && !strcmp(ov, "start_step")) st = lw_int(lw, n, 2, "step", 1, &p.arange.istep);
   }
-  if (st && rlx_dtype_is_float(t->dtype)) st = RLX_OK; /* float start/step: only the float path is used */
-  if (st) return st;
+  if (st) { /* float start/step: integer dtypes use them truncated, as torch */
+    st = RLX_OK;
+    p.arange.istart = (int64_t)p.arange.start;
+    p.arange.istep = (int64_t)p.arange.step;
+  }
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_ARANGE, &p, NULL, 0));
 }

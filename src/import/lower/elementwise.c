@@ -73,6 +73,12 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
   if (k >= RLX_BINARY_LOGICAL_AND && k <= RLX_BINARY_LOGICAL_XOR) ct = RLX_DTYPE_BOOL;
   if (k == RLX_BINARY_POW && ct == RLX_DTYPE_BOOL) ct = RLX_DTYPE_I64;
 
+  if (k == RLX_BINARY_POW && av >= 0 && bv < 0) { /* tensor ** scalar: torch's sqrt/rsqrt/square cases */
+    rlx_params up = {.unary = {.kind = RLX_UNARY_POW_SCALAR}};
+    if ((st = lw_float(lw, n, 1, "exponent", 1.0, &up.unary.a))) return st;
+    int32_t x = lw_cast(lw, av, ct);
+    return lw_bind(lw, n, x < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &up, &x, 1));
+  }
   int32_t a = as_tensor(lw, aa, av, ct), b = as_tensor(lw, ba, bv, ct);
   if (a < 0 || b < 0) return rlx_last_status();
   double alpha = 1.0;

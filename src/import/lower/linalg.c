@@ -7,14 +7,14 @@
  */
 #include "import/lower/lower.h"
 
+/* f16/bf16 compute in f32; f32, f64 and integers in their own dtype. */
 static rlx_dtype compute_type(rlx_dtype t) {
-  return t == RLX_DTYPE_F64 ? RLX_DTYPE_F64 : RLX_DTYPE_F32;
+  return t == RLX_DTYPE_F16 || t == RLX_DTYPE_BF16 ? RLX_DTYPE_F32 : t;
 }
 
-static rlx_status need_float(rlx_lower *lw, int32_t v, const char *what) {
-  if (!rlx_dtype_is_float(lw_val(lw, v)->dtype))
-    return lw_fail(RLX_ERR_UNSUPPORTED, "%s of %s tensors (integer matmul is not supported)", what,
-                   rlx_dtype_name(lw_val(lw, v)->dtype));
+static rlx_status need_numeric(rlx_lower *lw, int32_t v, const char *what) {
+  if (lw_val(lw, v)->dtype == RLX_DTYPE_BOOL)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s of bool tensors", what);
   return RLX_OK;
 }
 
@@ -23,8 +23,8 @@ static rlx_status need_float(rlx_lower *lw, int32_t v, const char *what) {
 static rlx_status emit_matmul(rlx_lower *lw, const rlx_aten_node *n, int32_t a, int32_t b,
                               int32_t bias, bool trans_b, double alpha, double beta) {
   const rlx_tinfo *t = lw_out(n, 0);
-  rlx_status st = need_float(lw, a, "matmul");
-  if (!st) st = need_float(lw, b, "matmul");
+  rlx_status st = need_numeric(lw, a, "matmul");
+  if (!st) st = need_numeric(lw, b, "matmul");
   if (st) return st;
   rlx_dtype ct = compute_type(t ? t->dtype : lw_val(lw, a)->dtype);
   a = lw_cast(lw, a, ct), b = lw_cast(lw, b, ct), bias = lw_cast(lw, bias, ct);

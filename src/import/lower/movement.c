@@ -162,7 +162,10 @@ rlx_status rlx_lower_unfold(rlx_lower *lw, const rlx_aten_node *n) {
   int64_t D = r ? xv->shape.dims[a] : 1;
   if (size < 0 || step < 1 || size > D) return lw_fail(RLX_ERR_SHAPE, "unfold size %lld step %lld of %lld",
                                                       (long long)size, (long long)step, (long long)D);
-  if (r == 0) return lw_fail(RLX_ERR_UNSUPPORTED, "unfold of a 0-dim tensor");
+  if (r == 0) { /* torch: a 0-d tensor unfolds into one window of size 1 */
+    rlx_shape one = {.rank = 1, .dims = {1}};
+    return lw_bind(lw, n, lw_reshape(lw, x, &one));
+  }
   if (r + 1 > RLX_MAX_RANK) return lw_fail(RLX_ERR_UNSUPPORTED, "unfold of a rank-%d tensor", r);
   rlx_shape is = {.rank = 2, .dims = {(D - size) / step + 1, size}};
   int64_t ctx[2] = {size, step};
@@ -338,4 +341,69 @@ rlx_status rlx_lower_fill(rlx_lower *lw, const rlx_aten_node *n) {
     y = lw_emit(lw, RLX_OP_EXPAND, &p, &y, 1);
   }
   return lw_bind(lw, n, y);
+}
+
+/* one_hot(x, num_classes): eq(x[..., None], arange(C)), as int64 */
+rlx_status rlx_lower_one_hot(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  const rlx_tinfo *t;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = need_out(n, &t);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  if (xv->dtype != RLX_DTYPE_I64) return lw_fail(RLX_ERR_UNSUPPORTED, "one_hot needs int64 indices");
+  if (t->shape.rank != xv->shape.rank + 1) return lw_fail(RLX_ERR_SHAPE, "one_hot output rank");
+  int64_t C = t->shape.dims[t->shape.rank - 1];
+  rlx_params ap = {.arange = {.dtype = RLX_DTYPE_I64, .length = C, .istart = 0, .istep = 1, .step = 1}};
+  rlx_shape xs = xv->shape;
+  xs.dims[xs.rank++] = 1;
+  int32_t ar = lw_emit(lw, RLX_OP_ARANGE, &ap, NULL, 0), xr = lw_reshape(lw, x, &xs);
+  int32_t eq = ar < 0 || xr < 0 ? -1 : lw_binary(lw, RLX_BINARY_EQ, xr, ar);
+  return lw_bind(lw, n, lw_cast(lw, eq, t->dtype));
+}
+
+static int64_t im2col_idx(int64_t i, const int64_t *c) {
+  /* c: {kh, kw, dh, dw, sh, sw, bh, bw, Wp}; i over [kh*kw, bh*bw] */
+  int64_t L = c[6] * c[7], r = i / L, l = i % L;
+  int64_t ki = r / c[1], kj = r % c[1], y = (l / c[7]) * c[4] + ki * c[2], x = (l % c[7]) * c[5] + kj * c[3];
+  return y * c[8] + x;
+}
+
+/* im2col(x, kernel_size, dilation, padding, stride) (nn.Unfold):
+ * zero-pad, flatten the plane, gather the window positions, merge axes. */
+rlx_status rlx_lower_im2col(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  int64_t v[4][2];
+  static const char *names[4] = {"kernel_size", "dilation", "padding", "stride"};
+  const rlx_tinfo *t;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  for (int i = 0; !st && i < 4; i++) {
+    int cnt;
+    if ((st = lw_ints(lw, n, 1 + i, names[i], v[i], 2, &cnt))) break;
+    if (cnt < 1) return lw_fail(RLX_ERR_FORMAT, "im2col: '%s' is missing", names[i]);
+    if (cnt == 1) v[i][1] = v[i][0];
+  }
+  if (!st) st = need_out(n, &t);
+  if (st) return st;
+  rlx_shape xs = lw_val(lw, x)->shape;
+  bool batched = xs.rank == 4;
+  if (xs.rank != 3 && xs.rank != 4) return lw_fail(RLX_ERR_SHAPE, "im2col needs [N, C, H, W] or [C, H, W]");
+  int64_t N = batched ? xs.dims[0] : 1, C = xs.dims[xs.rank - 3];
+  int64_t Hp = xs.dims[xs.rank - 2] + 2 * v[2][0], Wp = xs.dims[xs.rank - 1] + 2 * v[2][1];
+  int64_t bh = (Hp - v[1][0] * (v[0][0] - 1) - 1) / v[3][0] + 1, bw = (Wp - v[1][1] * (v[0][1] - 1) - 1) / v[3][1] + 1;
+  if (bh < 1 || bw < 1) return lw_fail(RLX_ERR_SHAPE, "im2col: the kernel does not fit the padded input");
+  rlx_params pp;
+  memset(&pp, 0, sizeof pp);
+  pp.pad.lo[xs.rank - 2] = pp.pad.hi[xs.rank - 2] = v[2][0];
+  pp.pad.lo[xs.rank - 1] = pp.pad.hi[xs.rank - 1] = v[2][1];
+  int32_t y = (v[2][0] || v[2][1]) ? lw_emit(lw, RLX_OP_PAD, &pp, &x, 1) : x;
+  rlx_shape flat = {.rank = 3, .dims = {N, C, Hp * Wp}};
+  y = lw_reshape(lw, y, &flat);
+  rlx_shape is = {.rank = 2, .dims = {v[0][0] * v[0][1], bh * bw}};
+  int64_t ctx[9] = {v[0][0], v[0][1], v[1][0], v[1][1], v[3][0], v[3][1], bh, bw, Wp};
+  int32_t idx = const_i64(lw, &is, im2col_idx, ctx);
+  rlx_params gp = {.gather = {.axis = 2}};
+  int32_t in[2] = {y, idx};
+  y = y < 0 || idx < 0 ? -1 : lw_emit(lw, RLX_OP_GATHER, &gp, in, 2); /* [N, C, k, L] */
+  return lw_bind(lw, n, lw_reshape(lw, y, &t->shape));
 }

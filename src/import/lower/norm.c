@@ -4,6 +4,29 @@
  */
 #include "import/lower/lower.h"
 
+/* mean and rstd = 1 / sqrt(var + eps) of x reshaped to `rs` over `axes`,
+ * reshaped to the recorded shapes of outputs 1 and 2, when something uses
+ * them (native_layer_norm, native_group_norm). */
+static rlx_status norm_stats(rlx_lower *lw, const rlx_aten_node *n, int32_t x, const rlx_shape *rs,
+                             uint32_t axes, double eps, int32_t *outs) {
+  if (n->out_kind != RLX_OUT_LIST || n->n_outs < 3 || (!lw_out_used(lw, n, 1) && !lw_out_used(lw, n, 2)))
+    return RLX_OK;
+  const rlx_tinfo *tm = lw_out(n, 1), *tr = lw_out(n, 2);
+  if (!tm || !tr) return lw_fail(RLX_ERR_FORMAT, "mean/rstd output types are not recorded");
+  int32_t xr = lw_reshape(lw, x, rs);
+  rlx_params pm = {.reduce = {.kind = RLX_REDUCE_MEAN, .axes = axes, .keepdim = true}};
+  rlx_params pv = {.reduce = {.kind = RLX_REDUCE_VAR, .axes = axes, .keepdim = true, .correction = 0}};
+  int32_t mean = xr < 0 ? -1 : lw_emit(lw, RLX_OP_REDUCE, &pm, &xr, 1);
+  int32_t var = xr < 0 ? -1 : lw_emit(lw, RLX_OP_REDUCE, &pv, &xr, 1);
+  int32_t e = var < 0 ? -1 : lw_scalar(lw, lw_val(lw, var)->dtype, eps, 0);
+  int32_t ve = e < 0 ? -1 : lw_binary(lw, RLX_BINARY_ADD, var, e);
+  rlx_params pr = {.unary = {.kind = RLX_UNARY_RSQRT}};
+  int32_t rstd = ve < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &pr, &ve, 1);
+  outs[1] = lw_cast(lw, lw_reshape(lw, mean, &tm->shape), tm->dtype);
+  outs[2] = lw_cast(lw, lw_reshape(lw, rstd, &tr->shape), tr->dtype);
+  return outs[1] < 0 || outs[2] < 0 ? rlx_last_status() : RLX_OK;
+}
+
 /* Binds y as output 0 of a node that may record (y, mean, rstd). */
 static rlx_status bind_first(rlx_lower *lw, const rlx_aten_node *n, int32_t y) {
   if (n->out_kind != RLX_OUT_LIST) return lw_bind(lw, n, y);
@@ -36,7 +59,12 @@ rlx_status rlx_lower_layer_norm(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.n_axes = cnt, .eps = eps}};
   int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
-  return bind_first(lw, n, lw_emit(lw, RLX_OP_LAYER_NORM, &p, in, 3));
+  int32_t y = lw_emit(lw, RLX_OP_LAYER_NORM, &p, in, 3), outs[3] = {y, -1, -1};
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  uint32_t axes = 0;
+  for (int i = xs->rank - cnt; i < xs->rank; i++) axes |= 1u << i;
+  if (y < 0 || (st = norm_stats(lw, n, x, xs, axes, eps, outs))) return y < 0 ? rlx_last_status() : st;
+  return n->out_kind == RLX_OUT_LIST ? lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 3)) : lw_bind(lw, n, y);
 }
 
 rlx_status rlx_lower_rms_norm(rlx_lower *lw, const rlx_aten_node *n) {
@@ -78,7 +106,14 @@ rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.groups = groups, .eps = eps}};
   int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
-  return bind_first(lw, n, lw_emit(lw, RLX_OP_GROUP_NORM, &p, in, 3));
+  int32_t y = lw_emit(lw, RLX_OP_GROUP_NORM, &p, in, 3), outs[3] = {y, -1, -1};
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  if (y < 0) return rlx_last_status();
+  if (xs->rank >= 2 && groups > 0) { /* stats over [N, G, C/G * spatial] */
+    rlx_shape rs = {.rank = 3, .dims = {xs->dims[0], groups, rlx_shape_numel(xs) / RLX_MAX(xs->dims[0] * groups, 1)}};
+    if ((st = norm_stats(lw, n, x, &rs, 1u << 2, eps, outs))) return st;
+  }
+  return n->out_kind == RLX_OUT_LIST ? lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 3)) : lw_bind(lw, n, y);
 }
 
 /* batch_norm(x, w, b, mean, var, training, momentum, eps, cudnn)
@@ -107,10 +142,52 @@ rlx_status rlx_lower_batch_norm(rlx_lower *lw, const rlx_aten_node *n) {
   if (training || mean < 0 || var < 0) mean = var = -1; /* batch statistics (instance_norm, training) */
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.eps = eps}};
+  bool batch_stats = mean < 0;
   int32_t in[5] = {x, lw_cast(lw, mean, t), lw_cast(lw, var, t), lw_cast(lw, w, t), lw_cast(lw, b, t)};
-  int32_t y = lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5);
-  /* outputs 1, 2 (saved mean / invstd, or running stats) are not computed */
-  return bind_first(lw, n, y);
+  int32_t y = lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5), outs[3] = {y, -1, -1};
+  if (y < 0 || n->out_kind != RLX_OUT_LIST) return bind_first(lw, n, y);
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  if (batch_stats) { /* outputs 1, 2: the batch's mean and 1/sqrt(var + eps) per channel */
+    uint32_t axes = ((1u << xs->rank) - 1) & ~2u;
+    if ((st = norm_stats(lw, n, x, xs, axes, eps, outs))) return st;
+  } else { /* eval: outputs 1, 2 are empty placeholders */
+    for (int k = 1; k < 3; k++) {
+      const rlx_tinfo *tk = lw_out(n, k);
+      if (!tk || !lw_out_used(lw, n, k)) continue;
+      rlx_params fp = {.full = {.dtype = tk->dtype, .shape = tk->shape}};
+      if ((outs[k] = lw_emit(lw, RLX_OP_FULL, &fp, NULL, 0)) < 0) return rlx_last_status();
+    }
+  }
+  return lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 3));
+}
+
+/* instance_norm(x, w, b, running_mean, running_var, use_input_stats, momentum,
+ * eps, cudnn): with input statistics it is a group norm with one group per
+ * channel; otherwise a batch norm with the running statistics. */
+rlx_status rlx_lower_instance_norm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, w, b, mean, var;
+  bool use_stats;
+  double eps;
+  rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_opt_tensor(lw, n, 1, "weight", &w);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
+  if (!st) st = lw_opt_tensor(lw, n, 3, "running_mean", &mean);
+  if (!st) st = lw_opt_tensor(lw, n, 4, "running_var", &var);
+  if (!st) st = lw_bool(lw, n, 5, "use_input_stats", true, &use_stats);
+  if (!st) st = lw_float(lw, n, 7, "eps", 1e-5, &eps);
+  if (!st) st = need_float(lw, x);
+  if (st) return st;
+  const rlx_value *xv = lw_val(lw, x);
+  if (xv->shape.rank < 2) return lw_fail(RLX_ERR_SHAPE, "instance_norm needs [N, C, ...]");
+  rlx_dtype t = xv->dtype;
+  if (!use_stats && mean >= 0 && var >= 0) {
+    rlx_params p = {.norm = {.eps = eps}};
+    int32_t in[5] = {x, lw_cast(lw, mean, t), lw_cast(lw, var, t), lw_cast(lw, w, t), lw_cast(lw, b, t)};
+    return lw_bind(lw, n, lw_emit(lw, RLX_OP_BATCH_NORM, &p, in, 5));
+  }
+  rlx_params p = {.norm = {.groups = xv->shape.dims[1], .eps = eps}};
+  int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_GROUP_NORM, &p, in, 3));
 }
 
 /* softmax(x, dim, dtype?), _softmax(x, dim, half_to_float), and the log forms. */

@@ -46,7 +46,8 @@ rlx_status rlx_lower_reduce(rlx_lower *lw, const rlx_aten_node *n) {
                       : RLX_REDUCE_NANSUM;
   int rank = lw_val(lw, x)->shape.rank;
   uint32_t axes;
-  bool keepdim = false, whole = !strcmp(ov, "default") || !strcmp(ov, "");
+  /* .default is the whole-tensor form, except nansum.default which takes dims */
+  bool keepdim = false, whole = (!strcmp(ov, "default") || !strcmp(ov, "")) && k != RLX_REDUCE_NANSUM;
   double correction = 1.0;
   if ((k == RLX_REDUCE_SUM || k == RLX_REDUCE_MEAN || k == RLX_REDUCE_PROD || k == RLX_REDUCE_ANY ||
        k == RLX_REDUCE_ALL || k == RLX_REDUCE_NANSUM) && whole) {
@@ -73,6 +74,9 @@ rlx_status rlx_lower_reduce(rlx_lower *lw, const rlx_aten_node *n) {
       (st = lw_dtype(lw, n, -1, "dtype", -1, &dt)))
     return st;
   if (dt >= 0) x = lw_cast(lw, x, (rlx_dtype)dt);
+  if ((k == RLX_REDUCE_LOGSUMEXP || k == RLX_REDUCE_MEAN || k == RLX_REDUCE_VAR || k == RLX_REDUCE_STD) && t &&
+      rlx_dtype_is_float(t->dtype))
+    x = lw_cast(lw, x, t->dtype); /* integer input: torch computes in the float result type */
   if (x < 0) return rlx_last_status();
   if (axes == 0 && rank > 0 && !whole && k != RLX_REDUCE_VAR && k != RLX_REDUCE_STD) /* dim=[] */
     axes = (1u << rank) - 1;

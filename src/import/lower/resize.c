@@ -65,8 +65,6 @@ rlx_status rlx_lower_upsample(rlx_lower *lw, const rlx_aten_node *n) {
       if ((st = lw_float(lw, n, next + a, names[k->nd - 1][a], 0.0, &r->scales[a]))) return st;
   }
   rlx_dtype ot = t->dtype;
-  if (k->mode >= RLX_RESIZE_LINEAR && !rlx_dtype_is_float(lw_val(lw, x)->dtype))
-    return lw_fail(RLX_ERR_UNSUPPORTED, "%s of a %s tensor", k->aten, rlx_dtype_name(lw_val(lw, x)->dtype));
   return lw_bind(lw, n, lw_cast(lw, lw_emit(lw, RLX_OP_RESIZE, &p, &x, 1), ot));
 }
 

@@ -19,10 +19,12 @@ rlx_status rlx_lower_alias(rlx_lower *lw, const rlx_aten_node *n) {
 rlx_status rlx_lower_dropout(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   bool train;
+  double prob;
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);
+  if (!st) st = lw_float(lw, n, 1, "p", 0.5, &prob);
   if (!st) st = lw_bool(lw, n, 2, "train", false, &train);
   if (st) return st;
-  if (train) return lw_fail(RLX_ERR_UNSUPPORTED, "dropout in training mode is random; export the "
+  if (train && prob != 0) return lw_fail(RLX_ERR_UNSUPPORTED, "dropout in training mode is random; export the "
                             "model in eval() mode");
   if (n->out_kind == RLX_OUT_LIST) { /* native_dropout: (output, mask) */
     int32_t outs[2] = {x, -1};
@@ -92,7 +94,7 @@ rlx_status rlx_lower_transpose(rlx_lower *lw, const rlx_aten_node *n) {
   int r = lw_val(lw, x)->shape.rank;
   for (int i = 0; i < r; i++) perm[i] = i;
   int64_t d0 = r - 2, d1 = r - 1; /* t / numpy_T on rank 2 */
-  if (lw_is(n, "transpose")) {
+  if (lw_is(n, "transpose") || lw_is(n, "transpose_copy")) {
     if ((st = lw_int(lw, n, 1, "dim0", 0, &d0)) || (st = lw_int(lw, n, 2, "dim1", 1, &d1))) return st;
   } else if (lw_is(n, "numpy_T")) {
     for (int i = 0; i < r; i++) perm[i] = r - 1 - i;

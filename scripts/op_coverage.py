@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Core ATen coverage of rlx, from the registry, the installed torch and the conformance suite.
+
+    python3 scripts/op_coverage.py [--rlx PATH] [--results FILE] [--write docs/ops.md] [--quiet]
+
+Sources:
+  * the Core ATen overload list: every OpOverload of ``torch.ops.aten`` tagged
+    ``torch.Tag.core`` in the installed torch;
+  * the aten base names rlx lowers: ``$RLX_BIN ops`` (lines ``  aten.<base>``;
+    default binary ``build/rlx``);
+  * the conformance results: ``tests/conformance/results.json`` (written by
+    ``python3 -m pytest tests/conformance``).
+
+Status of a Core ATen overload:
+  supported    rlx's registry has its base name and all of its conformance cases pass
+  failing      rlx's registry has it, and some of its cases fail or error
+  untested     rlx's registry has it, but the suite has no case for it
+  unsupported  rlx's registry does not have its base name
+  excluded     left out by design; ``EXCLUDED`` below gives the reason
+
+Prints ``core aten coverage: N/M (P%)`` (N supported, M all Core ATen
+overloads) and a per-op table; ``--write`` also writes the Markdown report.
+Exit status: 0, or 2 when the rlx binary or torch cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_RESULTS = REPO / "tests" / "conformance" / "results.json"
+
+_BACKWARD = ("gradient op: it appears only in training (autograd) graphs, and rlx runs "
+             "inference graphs")
+_NEVER_EXPORTED = "never appears in a torch.export graph: "
+
+# Core ATen overloads rlx leaves out by design, with the reason.
+EXCLUDED = {
+    "aten._adaptive_avg_pool2d_backward.default": _BACKWARD,
+    "aten.avg_pool2d_backward.default": _BACKWARD,
+    "aten.convolution_backward.default": _BACKWARD,
+    "aten.embedding_dense_backward.default": _BACKWARD,
+    "aten.max_pool2d_with_indices_backward.default": _BACKWARD,
+    "aten.native_group_norm_backward.default": _BACKWARD,
+    "aten.native_layer_norm_backward.default": _BACKWARD,
+    "aten.rand.default": ("random numbers: the values come from torch's generator state, which "
+                          "a runtime cannot reproduce, so no output can match torch"),
+    "aten.randn.default": ("random numbers: the values come from torch's generator state, "
+                           "which a runtime cannot reproduce, so no output can match torch"),
+    "aten.randperm.default": ("random permutation: the values come from torch's generator "
+                              "state, which a runtime cannot reproduce"),
+    "aten.nonzero.default": ("data-dependent output shape (one row per non-zero element); "
+                             "rlx plans every shape before running"),
+    "aten._local_scalar_dense.default": ("Tensor.item(): a data-dependent host scalar (an "
+                                         "unbacked SymInt in export); rlx graphs have no host "
+                                         "values whose value is known only at run time"),
+    "aten._fft_r2c.default": "its output is complex (complex64/complex128); rlx has no complex "
+                             "dtypes",
+    "aten._fft_c2r.default": "its input is complex (complex64/complex128); rlx has no complex "
+                             "dtypes",
+    "aten.sym_numel.default": _NEVER_EXPORTED + "numel() is traced as a product of "
+                              "sym_size.int values (tested with sym_size.int)",
+    "aten.sym_stride.int": _NEVER_EXPORTED + "exported inputs are contiguous, so a stride is "
+                           "traced as a product of sym_size.int values or a constant",
+    "aten.sym_storage_offset.default": _NEVER_EXPORTED + "exported inputs have storage offset "
+                                       "0, so it is traced as the constant 0",
+}
+
+# Notes on ops outside Core ATen that rlx lowers but the suite cannot test on a CPU.
+NONCORE_NOTES = {
+    "aten._scaled_dot_product_efficient_attention": "CUDA-only in torch: eager CPU torch cannot "
+                                                     "compute a reference",
+    "aten._scaled_dot_product_flash_attention": "CUDA-only in torch: eager CPU torch cannot "
+                                                "compute a reference",
+    "aten.sym_constrain_range": "torch.export turns it into a range on the symbol; it stays in a "
+                                "graph only for data-dependent (unbacked) sizes",
+    "aten.sym_constrain_range_for_size": "torch.export turns it into a range on the symbol; it "
+                                         "stays in a graph only for data-dependent (unbacked) "
+                                         "sizes",
+}
+
+STATUSES = ("supported", "failing", "untested", "unsupported", "excluded")
+
+
+def base_name(overload: str) -> str:
+    """``aten.add.Tensor`` -> ``add``."""
+    return overload.split(".")[1]
+
+
+def core_overloads() -> list[str]:
+    import torch
+    out = []
+    for name in dir(torch.ops.aten):
+        packet = getattr(torch.ops.aten, name)
+        if not hasattr(packet, "overloads"):
+            continue
+        for ov in packet.overloads():
+            op = getattr(packet, ov)
+            if torch.Tag.core in op.tags:
+                out.append(str(op))
+    return sorted(out)
+
+
+def rlx_registry(rlx: str) -> set[str]:
+    """Base names from ``rlx ops``."""
+    try:
+        p = subprocess.run([rlx, "ops"], capture_output=True, encoding="utf-8", timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SystemExit(f"op_coverage: cannot run '{rlx} ops': {e}")
+    if p.returncode != 0:
+        raise SystemExit(f"op_coverage: '{rlx} ops' failed (exit {p.returncode}): "
+                         f"{p.stderr.strip()}")
+    names = set(re.findall(r"^ {2}aten\.([A-Za-z0-9_]+)\s*$", p.stdout, re.M))
+    if not names:
+        raise SystemExit(f"op_coverage: '{rlx} ops' listed no aten ops")
+    return names
+
+
+def load_results(path: Path) -> dict[str, list[dict]]:
+    """overload -> its case entries."""
+    by_op: dict[str, list[dict]] = defaultdict(list)
+    if not path.is_file():
+        print(f"op_coverage: note: {path} not found; run python3 -m pytest tests/conformance "
+              "first (every registered op counts as untested)", file=sys.stderr)
+        return by_op
+    for e in json.loads(path.read_text()):
+        by_op[e["overload"]].append(e)
+    return by_op
+
+
+def classify(overload: str, registry: set[str], results: dict[str, list[dict]]) -> dict:
+    cases = results.get(overload, [])
+    passed = sum(e["status"] == "pass" for e in cases)
+    row = {"overload": overload, "passed": passed, "total": len(cases),
+           "failures": [e for e in cases if e["status"] != "pass"], "reason": ""}
+    if overload in EXCLUDED:
+        row["status"], row["reason"] = "excluded", EXCLUDED[overload]
+    elif base_name(overload) not in registry:
+        row["status"] = "unsupported"
+    elif not cases:
+        row["status"] = "untested"
+    elif passed == len(cases):
+        row["status"] = "supported"
+    else:
+        row["status"] = "failing"
+    return row
+
+
+def coverage_line(rows: list[dict]) -> str:
+    n = sum(r["status"] == "supported" for r in rows)
+    m = len(rows)
+    return f"core aten coverage: {n}/{m} ({100.0 * n / m:.1f}%)"
+
+
+# --------------------------------------------------------------------------
+# Output
+
+
+def _short(msg: str, n: int = 160) -> str:
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= n else msg[: n - 3] + "..."
+
+
+def print_table(rows: list[dict], extra: list[dict]) -> None:
+    w = max(len(r["overload"]) for r in rows + extra)
+    print(f"{'overload':<{w}}  {'status':<11}  cases")
+    for r in rows:
+        cases = f"{r['passed']}/{r['total']}" if r["total"] else "-"
+        note = f"  ({_short(r['reason'], 70)})" if r["reason"] else ""
+        print(f"{r['overload']:<{w}}  {r['status']:<11}  {cases}{note}")
+    if extra:
+        print("\nops outside core aten:")
+        for r in extra:
+            cases = f"{r['passed']}/{r['total']}" if r["total"] else "-"
+            note = f"  ({_short(r['reason'], 70)})" if r["reason"] else ""
+            print(f"{r['overload']:<{w}}  {r['status']:<11}  {cases}{note}")
+
+
+def noncore_rows(core: list[str], registry: set[str], results: dict[str, list[dict]]) -> list[dict]:
+    """Rows for ops outside Core ATen: each non-core overload the suite tests (supported or
+    not), and each registered base name that has neither a core overload nor a case."""
+    core_set, core_bases = set(core), {base_name(o) for o in core}
+    rows, seen = [], set()
+    for ov in sorted(results):
+        if ov in core_set:
+            continue
+        rows.append(classify(ov, registry, results))
+        seen.add(base_name(ov))
+    for b in sorted(registry - core_bases - seen):
+        rows.append({"overload": f"aten.{b}", "status": "untested", "passed": 0, "total": 0,
+                     "failures": [], "reason": NONCORE_NOTES.get(f"aten.{b}", "")})
+    return sorted(rows, key=lambda r: r["overload"])
+
+
+def markdown(rows: list[dict], extra: list[dict], torch_version: str, results_path: Path) -> str:
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    total_cases = sum(r["total"] for r in rows + extra)
+    total_pass = sum(r["passed"] for r in rows + extra)
+    try:
+        shown = results_path.relative_to(REPO)
+    except ValueError:
+        shown = results_path
+    out = [
+        "# rlx operator coverage",
+        "",
+        "<!-- Generated by scripts/op_coverage.py --write docs/ops.md; do not edit by hand. -->",
+        "",
+        f"Core ATen is the set of `torch.ops.aten` overloads tagged `core` in torch "
+        f"{torch_version}: {len(rows)} overloads.  An overload is **supported** when rlx's "
+        "lowering registry (`rlx ops`) has it and every one of its conformance cases "
+        "(`tests/conformance`, each an exported program compared with eager torch by "
+        "`rlx verify`) passes; **failing** when some case fails; **untested** when it has no "
+        "case; **unsupported** when the registry lacks it; **excluded** when rlx leaves it out "
+        "by design (the reason is given).",
+        "",
+        f"**{coverage_line(rows)}**",
+        "",
+        "| status | overloads |",
+        "|---|---|",
+        *[f"| {s} | {counts[s]} |" for s in STATUSES],
+        "",
+        f"Conformance cases: {total_pass} of {total_cases} pass (from `{shown}`).",
+        "",
+        "## Core ATen overloads",
+        "",
+        "| overload | status | cases passing | notes |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        cases = f"{r['passed']}/{r['total']}" if r["total"] else "—"
+        note = r["reason"]
+        if r["failures"]:
+            note = f"{len(r['failures'])} failing, see below"
+        out.append(f"| `{r['overload']}` | {r['status']} | {cases} | {note} |")
+    out += [
+        "",
+        "## Ops outside Core ATen",
+        "",
+        "Overloads outside Core ATen appear in `aten` and `high` exports (the exporter keeps "
+        "some high-level ops whole).  Listed: every such overload the conformance suite tests, "
+        "and every other base name rlx's registry lowers (shown without an overload: it has no "
+        "conformance case yet).",
+        "",
+        "| op | status | cases passing | notes |",
+        "|---|---|---|---|",
+    ]
+    for r in extra:
+        cases = f"{r['passed']}/{r['total']}" if r["total"] else "—"
+        note = f"{len(r['failures'])} failing, see below" if r["failures"] else r["reason"]
+        out.append(f"| `{r['overload']}` | {r['status']} | {cases} | {note} |")
+    failing = [r for r in rows + extra if r["failures"]]
+    if failing:
+        out += ["", "## Failing conformance cases", ""]
+        for r in failing:
+            out.append(f"- `{r['overload']}`")
+            for e in sorted(r["failures"], key=lambda e: e["case"]):
+                out.append(f"  - `{e['case']}` ({e['status']}): {_short(e['message'], 220)}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rlx", default=os.environ.get("RLX_BIN", str(REPO / "build" / "rlx")),
+                    help="the rlx binary (default $RLX_BIN or build/rlx)")
+    ap.add_argument("--results", type=Path, default=DEFAULT_RESULTS,
+                    help="conformance results (default tests/conformance/results.json)")
+    ap.add_argument("--write", type=Path, metavar="FILE", help="write the Markdown report")
+    ap.add_argument("--quiet", action="store_true", help="print only the coverage line")
+    a = ap.parse_args(argv)
+
+    try:
+        import torch
+    except ImportError as e:
+        print(f"op_coverage: cannot import torch: {e}", file=sys.stderr)
+        return 2
+    if not Path(a.rlx).is_file():
+        print(f"op_coverage: rlx binary not found at {a.rlx} (build it or pass --rlx)",
+              file=sys.stderr)
+        return 2
+    core = core_overloads()
+    unknown = sorted(set(EXCLUDED) - set(core))
+    if unknown:
+        print(f"op_coverage: note: excluded ops no longer in Core ATen: {', '.join(unknown)}",
+              file=sys.stderr)
+    registry = rlx_registry(a.rlx)
+    results = load_results(a.results)
+    rows = [classify(o, registry, results) for o in core]
+    extra = noncore_rows(core, registry, results)
+
+    if not a.quiet:
+        print_table(rows, extra)
+        print()
+    print(coverage_line(rows))
+    if a.write:
+        a.write.parent.mkdir(parents=True, exist_ok=True)
+        a.write.write_text(markdown(rows, extra, torch.__version__.split("+")[0],
+                                    a.results.resolve()))
+        if not a.quiet:
+            print(f"wrote {a.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
