@@ -1,6 +1,6 @@
 /*
- * cmd_ops.c — `rlx ops`: the aten ops the lowering registry handles, and the
- * rlx op set they lower onto.
+ * cmd_ops.c — `rlx ops`: the aten ops the lowering registry handles, the rlx
+ * op set they lower onto, and where rlx knowingly differs from torch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,14 @@ int cmd_ops(int argc, char **argv) {
   for (int i = 0; i < n; i++) printf("  aten.%s\n", names[i]);
   printf("\nrlx op set (%d):", RLX_OP_COUNT);
   for (int i = 0; i < RLX_OP_COUNT; i++) printf(" %s", rlx_op_table[i].name);
-  printf("\n");
+  printf("\n\nknown deviations from eager torch (docs/ops.md has the full coverage report):\n"
+         "  - shapes are specialized to the exported example sizes; dynamic axes run at those sizes\n"
+         "  - linear/cubic resize of integer (u8) images is refused: torch uses a 16-bit fixed-point\n"
+         "    algorithm rlx does not reproduce bit-exactly (nearest modes are exact)\n"
+         "  - gelu(+inf) is +inf; torch gives NaN in its vectorized lanes and +inf in scalar tails\n"
+         "  - as_strided reads its input's contiguous storage (torch reads a view's base storage)\n"
+         "  - sort, argsort and topk are stable; torch's topk may order equal values differently\n"
+         "  - random ops (rand, randn, randperm, dropout in training) are not supported\n");
   free(names);
   return 0;
 }
