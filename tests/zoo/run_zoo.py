@@ -1,0 +1,622 @@
+#!/usr/bin/env python3
+"""Run the model zoo: export every model, `rlx verify` it, tabulate the results.
+
+    python3 tests/zoo/run_zoo.py [--subset fast|full] [--only NAME ...] [--work DIR]
+                                 [--write docs/zoo.md] [--localize] [--keep] [--list]
+                                 [--decomposition high|core|aten]
+
+For each model (tests/zoo/models.py), in a child process of its own (forked from a server
+that imports torch & co. once) so that a crash or a large model cannot take the run down
+with it or keep its memory:
+  1. build it (random weights, fixed seed) and export it with `rlx.export_program`
+     (decomposition "high" unless --decomposition says otherwise; `check=True`: ops rlx
+     reports unsupported are decomposed by torch where torch can, and reported otherwise);
+     eager PyTorch's own error (float32 against float64) is measured beside it;
+  2. `rlx verify DIR --json FILE`;
+  3. with --localize, for a model that fails parity (or whose rlx run errors), re-export it
+     with intermediates and save `rlx verify --localize`'s report.
+The result of each model is one of
+  pass    rlx verify: parity PASS
+  fail    parity FAIL (cosine / max error out of tolerance), or ops rlx does not support
+  error   torch.export or the exporter raised, rlx exited with an error, crashed or timed
+          out, or the eager output is degenerate (constant or ~0: parity would be vacuous)
+with the reason.  --write writes a Markdown table and a JSON file beside it.  The exit status
+is 0 only if every model passed.  Exports go under --work (default /tmp/rlx-zoo), one folder
+per model; those of passing models are deleted unless --keep.
+
+Environment: RLX_BIN (default build/rlx) is the rlx binary used for both the exporter's
+support check and verify.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DEFAULT_WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "rlx-zoo"
+EXPORT_TIMEOUT_S = 900
+VERIFY_TIMEOUT_S = 900
+DEGENERATE_ABSMAX = 1e-3   # an output this small is within verify's atol (1e-4) of zero
+
+
+def rlx_binary() -> Path:
+    return Path(os.environ.get("RLX_BIN", REPO / "build" / "rlx"))
+
+
+_UNSUPPORTED_RE = re.compile(r"does not yet support(.*?)(?:\n[ \t]*\n|\Z)", re.S)
+_OP_RE = re.compile(r"([A-Za-z_][\w]*\.[\w.]+) \(nodes?:")
+
+
+def parse_unsupported(text: str) -> list[str]:
+    """Op names (aten or not, e.g. a library's custom op) rlx reports as unsupported."""
+    names: list[str] = []
+    for m in _UNSUPPORTED_RE.finditer(text):
+        for name in _OP_RE.findall(m.group(1)):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+# ------------------------------------------------------------------------------------------
+# The worker: build + export one model (runs in its own process)
+
+
+def _count_params(model) -> int:
+    seen, n = set(), 0
+    for p in model.parameters():
+        if id(p) not in seen:
+            seen.add(id(p))
+            n += p.numel()
+    return n
+
+
+def _f64_error(model, inputs, ref_outs) -> float | None:
+    """max |torch f32 - torch f64| over the outputs: how far eager PyTorch itself is from
+    exact arithmetic on this model (None if the model does not run in float64)."""
+    import copy
+
+    import torch
+    from torch.utils import _pytree as pytree
+    try:
+        m64 = copy.deepcopy(model).double()
+        args = tuple(x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                     for x in inputs)
+        with torch.no_grad():
+            out = pytree.tree_flatten(m64(*args))[0]
+        del m64
+        errs = [float((o.double() - r.double()).abs().max()) for o, r in zip(out, ref_outs)
+                if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel()]
+        return max(errs) if errs else None
+    except Exception:  # noqa: BLE001 - optional figure
+        return None
+
+
+def worker(name: str, out_dir: Path, result_path: Path, intermediates: bool,
+           log_path: Path | None = None, rlx_bin: str | None = None,
+           decomposition: str = "high") -> int:
+    """Build and export `name` into out_dir; write what happened to result_path (JSON).
+    Runs in a child process of its own (see `_export`)."""
+    if log_path is not None:  # the child's own output goes to a log, not the progress bar
+        fd = os.open(str(log_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    if rlx_bin:
+        os.environ["RLX_BIN"] = rlx_bin
+    res: dict = {"name": name}
+    try:
+        for p in (str(REPO / "python"), str(HERE)):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+        import torch
+
+        import models
+        import rlx
+        torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+        t0 = time.perf_counter()
+        model, inputs = models.build(name)
+        res["build_s"] = time.perf_counter() - t0
+        res["params"] = _count_params(model)
+        t0 = time.perf_counter()
+        try:
+            s = rlx.export_program(model, inputs, out_dir, model_name=name,
+                                   decomposition=decomposition, check=True,
+                                   intermediates=intermediates, quiet=True)
+        except Exception as e:  # noqa: BLE001 - recorded, not raised
+            res["export_s"] = time.perf_counter() - t0
+            msg = f"{type(e).__name__}: {e}" if not isinstance(e, rlx.ExportError) else str(e)
+            res["stage"] = "torch.export" if "torch.export failed" in msg else "export"
+            res["error"] = msg
+            res["traceback"] = traceback.format_exc()[-4000:]
+            result_path.write_text(json.dumps(res, indent=1))
+            return 0
+        res["export_s"] = time.perf_counter() - t0
+        hist = s["op_histogram"]
+        res.update(aten_nodes=s["num_nodes"], op_histogram=hist,
+                   ops=sorted(op for op, _ in hist if op != "_getitem"),
+                   check=s["check"], check_message=s["check_message"],
+                   auto_decomposed=s["auto_decomposed_ops"], intermediates=s["intermediates"],
+                   num_outputs=s["num_outputs"])
+        ref = Path(s["paths"].get("reference", ""))
+        if ref.is_file():
+            from safetensors.torch import load_file
+            tensors = load_file(str(ref))
+            outs = [tensors[f"out::{i}"] for i in range(s["num_outputs"])
+                    if f"out::{i}" in tensors]
+            res["out_absmax"] = [float(v.abs().max()) if v.numel() else 0.0 for v in outs]
+            res["out_std"] = [float(v.double().std()) if v.numel() > 1 else 0.0 for v in outs]
+            if not intermediates:
+                res["torch_err"] = _f64_error(model, inputs, outs)
+        if s["check"] == "failed":
+            res["stage"] = "check"
+            res["unsupported"] = parse_unsupported(s["check_message"])
+        else:
+            res["stage"] = "exported"
+    except Exception as e:  # noqa: BLE001 - e.g. the builder itself failed
+        res["stage"] = "build"
+        res["error"] = f"{type(e).__name__}: {e}"
+        res["traceback"] = traceback.format_exc()[-4000:]
+    result_path.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------
+# The driver
+
+
+def _signal_name(rc: int) -> str:
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    for line in text.strip().splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= limit else line[:limit - 3] + "..."
+    return ""
+
+
+PRELOAD = ["torch", "torchvision", "transformers", "transformers.modeling_utils", "timm",
+           "safetensors.torch", "rlx", "rlx.export", "models"]
+_CTX = None
+
+
+def _context():
+    """A forkserver whose server process has torch, transformers, timm... imported once:
+    each model then runs in a fresh fork of it (its memory goes when it exits, a crash stays
+    in it) without paying seconds of imports per model."""
+    global _CTX
+    if _CTX is None:
+        import multiprocessing as mp
+        for p in (str(REPO / "python"), str(HERE)):
+            if p not in sys.path:
+                sys.path.insert(0, p)
+        if "forkserver" in mp.get_all_start_methods():
+            _CTX = mp.get_context("forkserver")
+            _CTX.set_forkserver_preload(PRELOAD)
+        else:
+            _CTX = mp.get_context("spawn")
+    return _CTX
+
+
+def _export(name: str, out_dir: Path, result_path: Path, intermediates: bool,
+            rlx_bin: Path, decomposition: str) -> dict:
+    """Run the worker for one model in a child process; its result, or why there is none."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    result_path.unlink(missing_ok=True)
+    log_path = result_path.with_suffix(".log")
+    t0 = time.perf_counter()
+    p = _context().Process(target=worker, args=(name, out_dir, result_path, intermediates,
+                                                log_path, str(rlx_bin), decomposition),
+                                daemon=True)
+    p.start()
+    p.join(EXPORT_TIMEOUT_S)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        return {"stage": "timeout", "error": f"export timed out after {EXPORT_TIMEOUT_S} s",
+                "export_s": time.perf_counter() - t0}
+    if result_path.is_file():
+        return json.loads(result_path.read_text())
+    log = log_path.read_text(errors="replace")[-4000:] if log_path.is_file() else ""
+    rc = p.exitcode
+    why = (f"exporter process died ({_signal_name(rc)})" if rc is not None and rc < 0
+           else f"exporter process exited {rc}")
+    last = [ln for ln in log.strip().splitlines() if ln.strip()][-1:] or [""]
+    return {"stage": "crash", "error": f"{why}: {last[0][:300]}",
+            "export_s": time.perf_counter() - t0, "log": log}
+
+
+def _verify(rlx_bin: Path, out_dir: Path, json_path: Path, extra=()) -> dict:
+    json_path.unlink(missing_ok=True)
+    cmd = [str(rlx_bin), "verify", str(out_dir), "--json", str(json_path), *extra]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           timeout=VERIFY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "verify_s": time.perf_counter() - t0, "stdout": "",
+                "stderr": f"rlx verify timed out after {VERIFY_TIMEOUT_S} s"}
+    r = {"rc": p.returncode, "verify_s": time.perf_counter() - t0, "stdout": p.stdout,
+         "stderr": p.stderr}
+    if json_path.is_file():
+        try:
+            r["json"] = json.loads(json_path.read_text())
+        except json.JSONDecodeError as e:
+            r["json_error"] = str(e)
+    return r
+
+
+def _localize(name: str, work: Path, rlx_bin: Path, decomposition: str) -> dict:
+    """Re-export with intermediates, run `rlx verify --localize`; the report, summarized."""
+    mdir = work / name
+    loc_dir = mdir / "localize"
+    ex = _export(name, loc_dir, mdir / "localize-export.json", True, rlx_bin, decomposition)
+    if ex.get("stage") != "exported":
+        return {"error": f"re-export with intermediates failed: {ex.get('error', ex.get('stage'))}"}
+    v = _verify(rlx_bin, loc_dir, mdir / "localize.json", ["--localize"])
+    text = v["stdout"] + ("\n" + v["stderr"] if v["stderr"] else "")
+    (mdir / "localize.txt").write_text(text)
+    out: dict = {"report": str(mdir / "localize.txt"), "intermediates": ex.get("intermediates")}
+    j = v.get("json") or {}
+    loc = j.get("localize") or {}
+    out["culprits"] = loc.get("culprits", [])
+    out["n_propagators"] = len(loc.get("propagators", []))
+    out["compared"] = loc.get("compared")
+    if "kernel_at_fault" in j:
+        out["kernel_at_fault"] = j["kernel_at_fault"]
+    lines = [ln.strip() for ln in v["stdout"].splitlines()
+             if ln.strip().startswith(("culprit:", "output", "kernel at fault", "the reference",
+                                       "every compared"))]
+    out["summary"] = " | ".join(lines[:6]) or _first_line(text)
+    return out
+
+
+def run_model(name: str, work: Path, rlx_bin: Path, localize: bool = False,
+              keep: bool = True, decomposition: str = "high", on_phase=None) -> dict:
+    """Export and verify one zoo model; the result record (see the module docstring).
+    `on_phase(text)`, if given, is told when each stage starts (for a progress display)."""
+    phase = on_phase or (lambda text: None)
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    import models
+    m = models.BY_NAME[name]
+    rec: dict = {"name": name, "source": m.source, "note": m.note, "fast": m.fast,
+                 "decomposition": decomposition, "status": "error", "reason": "", "detail": ""}
+    mdir = work / name
+    mdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    phase("export")
+    ex = _export(name, mdir / "export", mdir / "export.json", False, rlx_bin, decomposition)
+    for k in ("params", "aten_nodes", "ops", "op_histogram", "auto_decomposed", "export_s",
+              "build_s", "num_outputs", "out_absmax", "out_std", "torch_err"):
+        if k in ex:
+            rec[k] = ex[k]
+    stage = ex.get("stage")
+    if stage in ("build", "torch.export", "export", "crash", "timeout"):
+        rec["reason"] = {"build": "builder exception", "torch.export": "torch.export exception",
+                         "export": "exporter exception", "crash": "exporter crash",
+                         "timeout": "export timeout"}[stage]
+        rec["detail"] = ex.get("error", "")
+    elif stage == "check":
+        rec["status"] = "fail"
+        if ex.get("unsupported"):
+            rec["reason"] = "unsupported ops"
+            rec["unsupported"] = ex["unsupported"]
+            rec["detail"] = ", ".join(ex["unsupported"])
+        else:
+            rec["reason"] = "rlx inspect --check failed"
+            rec["detail"] = _first_line(ex.get("check_message", ""), 600)
+    else:
+        phase("verify")
+        v = _verify(rlx_bin, mdir / "export", mdir / "verify.json")
+        rec["verify_s"] = v["verify_s"]
+        j = v.get("json") or {}
+        outs = j.get("outputs") or []
+        cos = [o["cosine"] for o in outs if o.get("cosine") is not None]
+        err = [o["max_abs_err"] for o in outs if o.get("max_abs_err") is not None]
+        if cos:
+            rec["min_cosine"] = min(cos)
+        if err:
+            rec["max_abs_err"] = max(err)
+        if j:
+            rec["outputs"] = outs
+            rec["run_ms"] = j.get("run_ms")
+            rec["rlx_nodes"] = j.get("rlx_nodes")
+        flat = [i for i, (sd, mx) in enumerate(zip(ex.get("out_std") or [],
+                                                   ex.get("out_absmax") or []))
+                if sd == 0.0 or mx < DEGENERATE_ABSMAX]
+        if v["rc"] == 0 and flat:
+            # A constant reference output (e.g. a zero-initialized head) makes parity vacuous:
+            # that is a zoo bug, reported as an error rather than counted as a pass.
+            rec["reason"] = "degenerate reference"
+            rec["detail"] = (f"output(s) {flat} are constant or below {DEGENERATE_ABSMAX:g} in "
+                             "eager PyTorch: the absolute tolerance alone would pass them")
+        elif v["rc"] == 0:
+            rec["status"] = "pass"
+        elif v["rc"] == 1:
+            rec["status"] = "fail"
+            rec["reason"] = "parity"
+            bad = [o for o in outs if not o.get("pass", True)]
+            rec["detail"] = "; ".join(
+                f"out[{o.get('index')}] cosine={o.get('cosine')} max_abs_err={o.get('max_abs_err')}"
+                f" mismatches={o.get('mismatches')}/{o.get('numel')}" for o in bad[:4])
+        elif v["rc"] is None:
+            rec["reason"] = "verify timeout"
+            rec["detail"] = v["stderr"]
+        elif v["rc"] < 0:
+            rec["reason"] = "rlx crash"
+            rec["detail"] = f"rlx verify died ({_signal_name(v['rc'])})"
+        else:
+            rec["reason"] = "rlx error"
+            rec["detail"] = _first_line(v["stderr"] or v["stdout"], 600)
+        if localize and rec["status"] != "pass" and rec["reason"] in ("parity", "rlx error"):
+            phase("localize")
+            rec["localize"] = _localize(name, work, rlx_bin, decomposition)
+    rec["total_s"] = time.perf_counter() - t0
+    if not keep and rec["status"] == "pass":
+        shutil.rmtree(mdir / "export", ignore_errors=True)
+    (mdir / "result.json").write_text(json.dumps(rec, indent=1))
+    return rec
+
+
+# ------------------------------------------------------------------------------------------
+# Progress and reports
+
+
+class Progress:
+    """A plain-text progress bar: rewritten in place on a TTY, one line per model otherwise."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.done, self.stream = total, 0, stream
+        self.tty = stream.isatty()
+        self.t0 = time.perf_counter()
+
+    def _bar(self, width: int = 24) -> str:
+        fill = round(width * self.done / max(1, self.total))
+        return "[" + "#" * fill + "." * (width - fill) + f"] {self.done}/{self.total}"
+
+    def start(self, name: str, phase: str = "") -> None:
+        if self.tty:
+            el = time.perf_counter() - self.t0
+            self.stream.write(f"\r\033[K{self._bar()} {el:5.0f}s  {name}"
+                              f"{' (' + phase + ')' if phase else ''} ...")
+            self.stream.flush()
+
+    def finish(self, rec: dict) -> None:
+        self.done += 1
+        line = f"[{self.done:{len(str(self.total))}d}/{self.total}] {result_line(rec)}"
+        if self.tty:
+            self.stream.write(f"\r\033[K{line}\n{self._bar()}")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _fmt_s(x) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _fmt_cos(x) -> str:
+    return "-" if x is None else f"{x:.7f}"
+
+
+def _fmt_err(x) -> str:
+    return "-" if x is None else f"{x:.2e}"
+
+
+def _fmt_params(n) -> str:
+    if n is None:
+        return "-"
+    return f"{n / 1e6:.2f}M" if n >= 1e5 else f"{n / 1e3:.1f}k"
+
+
+def _rounding_note(rec: dict) -> str:
+    """For a parity failure: a note when eager PyTorch's own error (against float64) already
+    exceeds verify's f32 tolerance, i.e. the model is too ill-conditioned for that bar."""
+    te, mx = rec.get("torch_err"), rec.get("out_absmax")
+    if rec.get("reason") != "parity" or te is None or not mx:
+        return ""
+    tol = 1e-4 + 1e-4 * max(mx)
+    if te <= tol:
+        return ""
+    return (f"eager PyTorch's own error against float64 is {te:.2e}, above the f32 tolerance "
+            f"{tol:.2e}: float32 rounding alone exceeds the bar on this model")
+
+
+def result_line(rec: dict) -> str:
+    s = (f"{rec['name']:<30} {rec['status'].upper():<5} cos={_fmt_cos(rec.get('min_cosine'))} "
+         f"err={_fmt_err(rec.get('max_abs_err'))} export {_fmt_s(rec.get('export_s'))}s "
+         f"verify {_fmt_s(rec.get('verify_s'))}s")
+    if rec["status"] != "pass":
+        s += f"  [{rec['reason']}] {rec['detail'][:160]}"
+        if _rounding_note(rec):
+            s += f"\n      note: {_rounding_note(rec)}"
+        loc = rec.get("localize")
+        if loc:
+            s += f"\n      localize: {(loc.get('summary') or loc.get('error') or '')[:400]}"
+    return s
+
+
+def _git_rev() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "src",
+                                "tools", "include", "python"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+        return rev + ("+local changes" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _md_cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def write_markdown(path: Path, recs: list[dict], meta: dict) -> None:
+    n_pass = sum(r["status"] == "pass" for r in recs)
+    L = ["# rlx model zoo", "",
+         f"_Generated by `{meta['command']}` on {meta['date']} (rlx {meta['rlx_rev']}, "
+         f"{meta['torch']}; subset `{meta['subset']}`; total {meta['total_s']:.0f} s). "
+         "Do not edit by hand._", "",
+         f"**{n_pass}/{len(recs)} models pass.**", "",
+         "Each model has random weights (fixed seed), is exported with `rlx.export_program` "
+         f"(decomposition `{meta['decomposition']}`) and checked by `rlx verify` against eager "
+         "PyTorch (f32: cosine ≥ 0.99999 and max |rlx − torch| ≤ 1e-4 + 1e-4·max|torch| per "
+         "output; looser defaults for f16/bf16). Cosine and error are the worst over the "
+         "model's outputs. *torch err* is eager PyTorch's own error on the same outputs "
+         "(max |torch − torch in float64|): where max abs err is of that order, rlx is as "
+         "close to exact arithmetic as PyTorch is. *max abs out* is the smallest max|output| "
+         "(a scale for the errors). Export time includes torch.export and the rlx support "
+         "check; verify time is the wall time of `rlx verify`.", "",
+         "| # | model | source | config | params | aten nodes | ops | min cosine | max abs err "
+         "| torch err | max abs out | result | export s | verify s |",
+         "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for i, r in enumerate(recs, 1):
+        res = "PASS" if r["status"] == "pass" else f"**{r['status'].upper()}**: {r['reason']}"
+        L.append("| " + " | ".join(_md_cell(x) for x in [
+            i, f"`{r['name']}`" + (" ⚡" if r.get("fast") else ""), r["source"], r.get("note", ""),
+            _fmt_params(r.get("params")), r.get("aten_nodes", "-"), len(r.get("ops", [])) or "-",
+            _fmt_cos(r.get("min_cosine")), _fmt_err(r.get("max_abs_err")),
+            _fmt_err(r.get("torch_err")), _fmt_err(min(r.get("out_absmax") or [None])), res,
+            _fmt_s(r.get("export_s")), _fmt_s(r.get("verify_s"))]) + " |")
+    L += ["", "⚡ = in the fast subset (CI).", ""]
+    bad = [r for r in recs if r["status"] != "pass"]
+    if bad:
+        L += ["## Failures", ""]
+        for r in bad:
+            L.append(f"- `{r['name']}` — {r['status']} ({r['reason']}): {_md_cell(r['detail'])}")
+            note = _rounding_note(r)
+            if note:
+                L.append(f"  - {note}")
+            loc = r.get("localize")
+            if loc:
+                cul = loc.get("culprits", [])
+                for c in cul[:3]:
+                    L.append(f"  - localized culprit: node `{c['node']}` (`{c['op']}`): cosine "
+                             f"{c['cosine']:.9f}, max abs err {c['max_abs_err']:.3e} "
+                             f"(tolerance {c['tolerance']:.1e})")
+                if len(cul) > 3:
+                    L.append(f"  - ... {len(cul) - 3} more culprits, "
+                             f"{loc.get('n_propagators', 0)} propagators")
+                if loc.get("kernel_at_fault"):
+                    k = loc["kernel_at_fault"]
+                    L.append(f"  - kernel at fault: node `{k['node']}`, kernel `{k['kernel']}`")
+                if not loc.get("culprits") and not loc.get("kernel_at_fault"):
+                    L.append(f"  - localize: {_md_cell(loc.get('summary') or loc.get('error'))}")
+        L.append("")
+    L += ["## Ops used", "", "<details><summary>distinct aten ops per model</summary>", ""]
+    for r in recs:
+        if r.get("ops"):
+            L.append(f"- `{r['name']}`: " + ", ".join(o.replace("aten.", "") for o in r["ops"]))
+    L += ["", "</details>", ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(L))
+
+
+def write_json(path: Path, recs: list[dict], meta: dict) -> None:
+    """The records as JSON: the run's metadata, then one line per model (diffs stay small)."""
+    n_pass = sum(r["status"] == "pass" for r in recs)
+    head = json.dumps({**meta, "passed": n_pass, "total": len(recs)}, indent=1)[:-2]
+    rows = [json.dumps({k: v for k, v in r.items() if k != "op_histogram"}) for r in recs]
+    path.write_text(head + ',\n "models": [\n  ' + ",\n  ".join(rows) + "\n ]\n}\n")
+
+
+# ------------------------------------------------------------------------------------------
+# Command line
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--subset", choices=("fast", "full"), default="full")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these models")
+    ap.add_argument("--work", type=Path, default=DEFAULT_WORK,
+                    help=f"where exports and reports go (default {DEFAULT_WORK})")
+    ap.add_argument("--write", type=Path, metavar="MD",
+                    help="write this Markdown table and a .json beside it")
+    ap.add_argument("--localize", action="store_true",
+                    help="for failing models, re-export with intermediates and localize")
+    ap.add_argument("--keep", action="store_true", help="keep the exports of passing models")
+    ap.add_argument("--decomposition", choices=("high", "core", "aten"), default="high",
+                    help="rlx.export decomposition mode (default high)")
+    ap.add_argument("--list", action="store_true", help="list the models and exit")
+    a = ap.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    import models
+    chosen = models.subset(a.subset)
+    if a.only:
+        unknown = [n for n in a.only if n not in models.BY_NAME]
+        if unknown:
+            print(f"run_zoo: unknown model(s): {', '.join(unknown)} (see --list)", file=sys.stderr)
+            return 2
+        chosen = [models.BY_NAME[n] for n in a.only]
+    if a.list:
+        for m in chosen:
+            print(f"{m.name:<30} {m.source:<12} {'fast' if m.fast else '    '}  {m.note}")
+        return 0
+    rlx_bin = rlx_binary()
+    if not (rlx_bin.is_file() and os.access(rlx_bin, os.X_OK)):
+        print(f"run_zoo: rlx binary not found at {rlx_bin} (build, or set RLX_BIN)",
+              file=sys.stderr)
+        return 2
+    a.work.mkdir(parents=True, exist_ok=True)
+
+    t0 = time.perf_counter()
+    prog = Progress(len(chosen))
+    recs = []
+    for m in chosen:
+        prog.start(m.name)
+        try:
+            rec = run_model(m.name, a.work, rlx_bin, localize=a.localize, keep=a.keep,
+                            decomposition=a.decomposition,
+                            on_phase=lambda text, n=m.name: prog.start(n, text))
+        except Exception as e:  # noqa: BLE001 - one model's driver failure is its result
+            rec = {"name": m.name, "source": m.source, "note": m.note, "fast": m.fast,
+                   "status": "error", "reason": "runner exception",
+                   "detail": f"{type(e).__name__}: {e}"}
+        recs.append(rec)
+        prog.finish(rec)
+    prog.close()
+    total = time.perf_counter() - t0
+    n_pass = sum(r["status"] == "pass" for r in recs)
+    print(f"{n_pass}/{len(recs)} models pass ({total:.0f} s)")
+
+    if a.write:
+        import torch
+        cmd = "python3 tests/zoo/run_zoo.py " + " ".join(shlex.quote(x) for x in (
+            argv if argv is not None else sys.argv[1:]))
+        meta = {"command": cmd.strip(), "date": datetime.date.today().isoformat(),
+                "rlx_rev": _git_rev(), "torch": f"torch {torch.__version__}",
+                "subset": "only" if a.only else a.subset, "decomposition": a.decomposition,
+                "total_s": total}
+        write_markdown(a.write, recs, meta)
+        write_json(a.write.with_suffix(".json"), recs, meta)
+        print(f"wrote {a.write} and {a.write.with_suffix('.json')}")
+    return 0 if n_pass == len(recs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
