@@ -117,6 +117,7 @@ rlx_status rlx_localize(const rlx_model *m, const rlx_tensor_view *inputs, const
   rlx_compile_options opts;
   rlx_compile_options_init(&opts);
   opts.reference_kernels = 1;
+  opts.no_passes = 1; /* every FX node's value, exactly as lowered (fusion moves values) */
   rlx_compiled *cc = NULL;
   rlx_session *s = NULL;
   loc_ctx c = {.m = m, .inter = inter, .o = o, .rep = rep};
@@ -173,7 +174,7 @@ static rlx_status bisect_hook(void *ctx, const rlx_session *s, int32_t i) {
   const rlx_compiled *c = s->c;
   const rlx_node *n = &c->graph.nodes[i];
   const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
-  if (b->res->node >= 0 || c->plan.skip[i] || c->kernels[i] == vt->ref) return RLX_OK;
+  if (b->res->node >= 0 || c->plan.skip[i] || rlx_kernel_is_reference(&c->kernels[i], n)) return RLX_OK;
   int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
   const rlx_tensor_view *in = &s->views[s->view_at[i]], *out = in + nin;
   rlx_tensor_view ref[4];

@@ -206,6 +206,8 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
     if (!n.in || !n.out || !n.label) goto oom;
     if (src->nodes[i].aten && !(n.aten = rlx_pool_strdup(&dst->pool, src->nodes[i].aten)))
       goto oom;
+    if (src->nodes[i].fused && !(n.fused = rlx_pool_strdup(&dst->pool, src->nodes[i].fused)))
+      goto oom;
     memcpy(n.in, src->nodes[i].in, sizeof(int32_t) * (size_t)n.n_in);
     memcpy(n.out, src->nodes[i].out, sizeof(int32_t) * (size_t)n.n_out);
     dst->nodes[i] = n;

@@ -53,6 +53,8 @@ typedef struct rlx_node {
   rlx_params p;
   const char *label; /* the FX node name this node was lowered from */
   const char *aten;  /* that FX node's aten op, e.g. "aten.convolution.default" */
+  const char *fused; /* labels of the nodes fusion passes folded into this one,
+                        comma-separated ("bn_3,relu_2"), or NULL */
 } rlx_node;
 
 typedef struct rlx_graph {

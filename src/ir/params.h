@@ -89,10 +89,18 @@ typedef struct rlx_cast_params {
   rlx_dtype to;
 } rlx_cast_params;
 
+/* What the fusion passes fold into a matmul or conv: after the bias, add the
+ * optional residual input (same shape as the output), then apply `act`. */
+typedef struct rlx_epilogue {
+  bool has_act;
+  rlx_unary_params act;
+} rlx_epilogue;
+
 typedef struct rlx_matmul_params {
   bool trans_b;     /* b is [.., N, K] (a linear layer's weight) */
   double alpha;     /* out = alpha * (a @ b) + beta * bias */
   double beta;
+  rlx_epilogue ep;  /* inputs: a, b, bias?, residual? */
 } rlx_matmul_params;
 
 typedef struct rlx_conv_params {
@@ -101,6 +109,7 @@ typedef struct rlx_conv_params {
   int64_t out_pad[RLX_MAX_SPATIAL]; /* transposed only */
   int64_t groups;
   bool transposed;
+  rlx_epilogue ep; /* inputs: x, w, bias?, residual? */
 } rlx_conv_params;
 
 typedef struct rlx_pool_params {

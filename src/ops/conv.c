@@ -5,6 +5,8 @@
  *   x    [N, C, *S]
  *   w    [O, C/g, *k]           (transposed: [C, O/g, *k])
  *   bias [O]                    optional
+ *   residual [N, O, *S']        optional (fusion): added after the bias,
+ *                               then the fused activation (params ep)
  *   out  [N, O, *S']
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
@@ -89,7 +91,7 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (b && (b->shape.rank != 1 || b->shape.dims[0] != O || b->dtype != x->dtype))
     RLX_INFER_FAIL("conv bias must be [%lld] %s", (long long)O, rlx_dtype_name(x->dtype));
   od[0] = x->dtype;
-  return RLX_OK;
+  return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
 }
 
 static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
@@ -212,6 +214,7 @@ static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
         }
       }
   }
+  rlx_epilogue_apply(&n->p.conv.ep, &in[3], &out[0]);
   return RLX_OK;
 }
 
@@ -223,6 +226,7 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprint_ints(buf, cap, "dilation", p->dilation, p->nd);
   if (p->transposed) rlx_bprint_ints(buf, cap, "out_pad", p->out_pad, p->nd);
   if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
+  rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 
 const rlx_op_vtable rlx_op_conv = {

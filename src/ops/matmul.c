@@ -72,7 +72,7 @@ static rlx_status matmul_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     if (rlx_broadcast(&bias->shape, &os[0], &tmp) || !rlx_shape_eq(&tmp, &os[0]))
       RLX_INFER_FAIL("matmul bias does not broadcast to the output");
   }
-  return RLX_OK;
+  return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
 }
 
 static size_t matmul_scratch(const rlx_graph *g, const rlx_node *n) {
@@ -122,7 +122,7 @@ static rlx_status matmul_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
         rlx_store_i64(out[0].data, out[0].dtype, i, v);
       }
     }
-    return RLX_OK;
+    return RLX_OK; /* integer matmuls are never fused */
   }
 
   for (int64_t bi = 0; bi < nbatch; bi++) {
@@ -149,6 +149,7 @@ static rlx_status matmul_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       rlx_store_f64(out[0].data, out[0].dtype, i, v);
     }
   }
+  rlx_epilogue_apply(&p->ep, &in[3], &out[0]);
   return RLX_OK;
 }
 
@@ -157,6 +158,7 @@ static void matmul_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->trans_b) rlx_bprintf(buf, cap, "trans_b");
   if (p->alpha != 1.0) rlx_bprintf(buf, cap, "%salpha=%g", buf[0] ? " " : "", p->alpha);
   if (p->beta != 1.0) rlx_bprintf(buf, cap, "%sbeta=%g", buf[0] ? " " : "", p->beta);
+  rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 
 const rlx_op_vtable rlx_op_matmul = {

@@ -55,6 +55,16 @@ static inline int64_t rlx_mul64(int64_t a, int64_t b, bool *ok) {
   return r;
 }
 
+/* The value of a float unary kind at x (unary.c); f64 selects double-precision
+ * rounding rules for the kinds that differ (round with decimals). */
+double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64);
+
+/* The epilogue of a fused matmul/conv (bias already added): + residual, act.
+ * Infer checks the residual input; the reference kernels call apply. */
+rlx_status rlx_epilogue_infer(const rlx_value *residual, const rlx_epilogue *ep, const rlx_shape *os, rlx_dtype od);
+void rlx_epilogue_apply(const rlx_epilogue *ep, const rlx_tensor_view *residual, rlx_tensor_view *out);
+void rlx_epilogue_print(const rlx_epilogue *ep, bool has_residual, char *buf, size_t cap);
+
 /* Errors for infer functions (the node's label is added by the caller). */
 #define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
 

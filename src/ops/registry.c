@@ -58,3 +58,28 @@ void rlx_bprint_ints(char *buf, size_t cap, const char *name, const int64_t *v, 
   for (int i = 0; i < n; i++) rlx_bprintf(buf, cap, i ? ",%lld" : "%lld", (long long)v[i]);
   rlx_bprintf(buf, cap, "]");
 }
+
+rlx_status rlx_epilogue_infer(const rlx_value *residual, const rlx_epilogue *ep, const rlx_shape *os, rlx_dtype od) {
+  if (residual && (residual->dtype != od || !rlx_shape_eq(&residual->shape, os)))
+    RLX_INFER_FAIL("the fused residual input must match the output's shape and dtype");
+  if (ep->has_act && ((unsigned)ep->act.kind >= RLX_UNARY_COUNT || !rlx_dtype_is_float(od)))
+    RLX_INFER_FAIL("invalid fused activation");
+  return RLX_OK;
+}
+
+void rlx_epilogue_apply(const rlx_epilogue *ep, const rlx_tensor_view *residual, rlx_tensor_view *out) {
+  if (!ep->has_act && !(residual && residual->data)) return;
+  int64_t n = rlx_view_numel(out);
+  bool f64 = out->dtype == RLX_DTYPE_F64;
+  for (int64_t i = 0; i < n; i++) {
+    double v = rlx_load_f64(out->data, out->dtype, i);
+    if (residual && residual->data) v = (f64 ? v : (double)(float)v) + rlx_load_f64(residual->data, residual->dtype, i);
+    if (ep->has_act) v = rlx_unary_apply(&ep->act, f64 ? v : (double)(float)v, f64);
+    rlx_store_f64(out->data, out->dtype, i, v);
+  }
+}
+
+void rlx_epilogue_print(const rlx_epilogue *ep, bool has_residual, char *buf, size_t cap) {
+  if (has_residual) rlx_bprintf(buf, cap, "%s+residual", buf[0] ? " " : "");
+  if (ep->has_act) rlx_bprintf(buf, cap, "%s+%s", buf[0] ? " " : "", rlx_unary_names[ep->act.kind]);
+}

@@ -78,7 +78,7 @@ static double softplus(double x, double beta, double threshold) {
 
 /* `f64`: the input is f64 (the few kinds torch computes in the input's
  * precision need to know). */
-static double unary_f(const rlx_unary_params *p, double x, bool f64) {
+double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64) {
   switch (p->kind) {
     case RLX_UNARY_RELU: return x > 0 ? x : (x == x ? 0.0 : x);
     case RLX_UNARY_GELU: return 0.5 * x * (1.0 + erf(x * M_SQRT1_2));
@@ -210,11 +210,11 @@ static rlx_status unary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   } else if (t == RLX_DTYPE_F32) {
     const float *x = in[0].data;
     float *y = out[0].data;
-    for (int64_t i = 0; i < N; i++) y[i] = (float)unary_f(p, x[i], false);
+    for (int64_t i = 0; i < N; i++) y[i] = (float)rlx_unary_apply(p, x[i], false);
   } else if (rlx_dtype_is_float(t)) {
     for (int64_t i = 0; i < N; i++)
       rlx_store_f64(out[0].data, t, i,
-                    unary_f(p, rlx_load_f64(in[0].data, t, i), t == RLX_DTYPE_F64));
+                    rlx_unary_apply(p, rlx_load_f64(in[0].data, t, i), t == RLX_DTYPE_F64));
   } else {
     for (int64_t i = 0; i < N; i++)
       rlx_store_i64(out[0].data, t, i, unary_i(p, rlx_load_i64(in[0].data, t, i), t));

@@ -15,4 +15,19 @@
 
 rlx_status rlx_passes_run(rlx_graph *g, bool verify);
 
+/* ---- graph surgery for the passes (graph_edit.c) ---- */
+
+/* Uses of every value (node inputs and graph outputs); rlx_free the result. */
+int32_t *rlx_value_uses(const rlx_graph *g);
+/* The only node after `after` that reads v, or -1 (none, or several). */
+int32_t rlx_single_consumer(const rlx_graph *g, int32_t v, int32_t after);
+/* Every read of old_v (and the FX map's entry) now names new_v. */
+void rlx_replace_uses(rlx_graph *g, int32_t old_v, int32_t new_v);
+/* Records that node `into` now also computes node `from` (fusion). */
+rlx_status rlx_node_absorb(rlx_graph *g, int32_t into, int32_t from);
+/* Whether `label` is the node's label or one of the labels fused into it. */
+bool rlx_node_has_label(const rlx_node *n, const char *label);
+/* Sets input k of a node, growing its input list with absent (-1) slots. */
+rlx_status rlx_node_set_input(rlx_graph *g, int32_t node, int32_t k, int32_t v);
+
 #endif

@@ -23,7 +23,7 @@ static int cmp_size_desc(const void *a, const void *b) {
 
 static int32_t root_of(const rlx_plan *p, int32_t v) { return p->alias_of[v] >= 0 ? p->alias_of[v] : v; }
 
-rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, rlx_plan *p) {
+rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan *p) {
   memset(p, 0, sizeof *p);
   int32_t nv = g->n_values, nn = g->n_nodes;
   p->n_values = nv;
@@ -94,7 +94,7 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, rlx_plan *p) {
   }
   for (int32_t i = 0; i < nn; i++) {
     const rlx_op_vtable *vt = rlx_op_table[g->nodes[i].op].vt;
-    size_t s = vt->scratch ? vt->scratch(g, &g->nodes[i]) : 0;
+    size_t s = node_scratch ? node_scratch[i] : vt->scratch ? vt->scratch(g, &g->nodes[i]) : 0;
     if (s > p->scratch_size) p->scratch_size = s;
   }
   p->scratch_size = (p->scratch_size + ALIGN - 1) & ~(size_t)(ALIGN - 1);

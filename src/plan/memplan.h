@@ -25,8 +25,10 @@ typedef struct rlx_plan {
   size_t arena_size;   /* values + scratch */
 } rlx_plan;
 
-/* `aliasing`: let reshape outputs share their input's storage. */
-rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, rlx_plan *plan);
+/* `aliasing`: let reshape outputs share their input's storage.
+ * `node_scratch`: scratch bytes per node of the chosen kernels (NULL: the
+ * reference kernels' own). */
+rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan *plan);
 void rlx_plan_free(rlx_plan *plan);
 
 #endif

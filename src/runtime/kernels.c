@@ -1,8 +1,7 @@
 /*
- * kernels.c — kernel choice per node, made once at compile time.
- *
- * Today every op runs its reference kernel; optimized kernels will be chosen
- * here (by op, shape and CPU features) unless reference_kernels is set.
+ * kernels.c — kernel choice per node, made once at compile time: a fast CPU
+ * kernel (src/cpu/, by op, dtype, shape and CPU features) when one fits and
+ * reference_kernels is off, otherwise the op's reference kernel.
  *
  * Test-only fault injection, for the localizer's own tests (never set these
  * in production; they exist so a test can plant a known fault in a real
@@ -18,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/select.h"
+#include "passes/passes.h"
 #include "runtime/runtime.h"
 
 static rlx_status faulty_kernel(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -42,20 +43,32 @@ static rlx_status nan_kernel(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return st;
 }
 
-static bool env_names(const char *var, const char *label) {
+/* Whether the variable names this node (its label or one fused into it). */
+static bool env_names(const char *var, const rlx_node *n) {
   const char *v = getenv(var);
-  return v && *v && !strcmp(v, label);
+  return v && *v && rlx_node_has_label(n, v);
 }
 
-rlx_kernel_fn rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o) {
+rlx_status rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o, int threads,
+                             rlx_kernel *k) {
   const rlx_node *n = &g->nodes[node];
-  if (env_names("RLX_TEST_INJECT_NAN", n->label)) return nan_kernel;
-  if (!o->reference_kernels && env_names("RLX_TEST_INJECT_FAULT", n->label)) return faulty_kernel;
-  return rlx_op_table[n->op].vt->ref;
+  const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
+  memset(k, 0, sizeof *k);
+  k->name = "reference";
+  k->ref = vt->ref;
+  k->scratch = vt->scratch ? vt->scratch(g, n) : 0;
+  if (env_names("RLX_TEST_INJECT_NAN", n)) {
+    k->ref = nan_kernel, k->name = "nan (RLX_TEST_INJECT_NAN)";
+    return RLX_OK;
+  }
+  if (o->reference_kernels) return RLX_OK;
+  if (env_names("RLX_TEST_INJECT_FAULT", n)) {
+    k->ref = faulty_kernel, k->name = "faulty (RLX_TEST_INJECT_FAULT)";
+    return RLX_OK;
+  }
+  return rlx_cpu_select(g, node, threads, k);
 }
 
-const char *rlx_kernel_name(rlx_kernel_fn k) {
-  if (k == faulty_kernel) return "faulty (RLX_TEST_INJECT_FAULT)";
-  if (k == nan_kernel) return "nan (RLX_TEST_INJECT_NAN)";
-  return "reference";
+bool rlx_kernel_is_reference(const rlx_kernel *k, const rlx_node *n) {
+  return !k->fast && k->ref == rlx_op_table[n->op].vt->ref;
 }

@@ -124,12 +124,19 @@ rlx_status rlx_model_compile(const rlx_model *m, const rlx_compile_options *opts
   c->opts = o;
   rlx_status st = rlx_graph_clone(&m->graph, &c->graph);
   if (!st && !o.no_passes) st = rlx_passes_run(&c->graph, false);
+  c->threads = o.threads > 0 ? o.threads : rlx_cpu_count();
+  size_t *scratch = NULL;
   if (!st) {
-    c->kernels = rlx_malloc(sizeof(rlx_kernel_fn) * (size_t)(c->graph.n_nodes + 1));
-    if (!c->kernels) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    c->kernels = rlx_calloc((size_t)(c->graph.n_nodes + 1), sizeof *c->kernels);
+    scratch = rlx_malloc(sizeof(size_t) * (size_t)(c->graph.n_nodes + 1));
+    if (!c->kernels || !scratch) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   }
-  for (int32_t i = 0; !st && i < c->graph.n_nodes; i++) c->kernels[i] = rlx_choose_kernel(&c->graph, i, &c->opts);
-  if (!st) st = rlx_plan_memory(&c->graph, true, &c->plan);
+  for (int32_t i = 0; !st && i < c->graph.n_nodes; i++) {
+    st = rlx_choose_kernel(&c->graph, i, &c->opts, c->threads, &c->kernels[i]);
+    if (!st) scratch[i] = c->kernels[i].scratch;
+  }
+  if (!st) st = rlx_plan_memory(&c->graph, true, scratch, &c->plan);
+  rlx_free(scratch);
   if (st) {
     rlx_compiled_destroy(c);
     return st;
@@ -141,6 +148,7 @@ rlx_status rlx_model_compile(const rlx_model *m, const rlx_compile_options *opts
 void rlx_compiled_destroy(rlx_compiled *c) {
   if (!c) return;
   rlx_plan_free(&c->plan);
+  for (int32_t i = 0; c->kernels && i < c->graph.n_nodes; i++) rlx_aligned_free(c->kernels[i].packed);
   rlx_free(c->kernels);
   rlx_graph_free(&c->graph);
   rlx_free(c);

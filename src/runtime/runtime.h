@@ -10,6 +10,7 @@
 #include "import/torch_ir.h"
 #include "ir/graph.h"
 #include "plan/memplan.h"
+#include "runtime/threadpool.h"
 
 struct rlx_model {
   char *dir;
@@ -19,24 +20,49 @@ struct rlx_model {
   rlx_graph graph;       /* the lowered rlx graph, before passes */
 };
 
-/* A kernel: the reference kernels for now; fast kernels plug in here. */
+/* A reference-style kernel: single-threaded, scratch for itself. */
 typedef rlx_status (*rlx_kernel_fn)(const rlx_node *n, const rlx_tensor_view *in,
                                     rlx_tensor_view *out, void *scratch);
 
-/* The kernel for node `node` under the options (kernels.c). */
-rlx_kernel_fn rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o);
-const char *rlx_kernel_name(rlx_kernel_fn k);
+/* What a fast kernel gets besides its tensors. */
+typedef struct rlx_exec {
+  rlx_threadpool *tp;  /* the session's pool (the kernel may split work over it) */
+  void *scratch;       /* rlx_kernel.scratch bytes, 64-byte aligned */
+  const void *packed;  /* rlx_kernel.packed */
+} rlx_exec;
+
+typedef rlx_status (*rlx_fast_fn)(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                  const rlx_exec *x);
+
+/* The kernel chosen for one node at compile time. */
+typedef struct rlx_kernel {
+  const char *name;   /* "reference", "f32_conv_gemm", ... */
+  rlx_kernel_fn ref;  /* a reference-style kernel, or NULL */
+  rlx_fast_fn fast;   /* a fast kernel, or NULL */
+  size_t scratch;     /* bytes of scratch it needs */
+  void *packed;       /* constant weights packed at compile time (owned; rlx_aligned_free) */
+} rlx_kernel;
+
+/* Chooses node `node`'s kernel (kernels.c): a fast CPU kernel when one fits
+ * and reference_kernels is off, else the reference kernel. `threads` is the
+ * session pool's size, for scratch sizing. */
+rlx_status rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o, int threads,
+                             rlx_kernel *k);
+/* Whether k is the op's plain reference kernel. */
+bool rlx_kernel_is_reference(const rlx_kernel *k, const rlx_node *n);
 
 struct rlx_compiled {
   const rlx_model *model;
   rlx_compile_options opts;
-  rlx_graph graph;        /* after passes */
-  rlx_kernel_fn *kernels; /* per node */
+  int threads;           /* resolved thread count (opts.threads, or the cores) */
+  rlx_graph graph;       /* after passes */
+  rlx_kernel *kernels;   /* per node */
   rlx_plan plan;
 };
 
 struct rlx_session {
   const rlx_compiled *c;
+  rlx_threadpool *tp;
   void *arena;
   void **ptr;                /* per value: its data during a run */
   const void **bound_in;     /* per graph input: caller data (NULL: unbound) */

@@ -17,6 +17,7 @@
 
 void rlx_session_destroy(rlx_session *s) {
   if (!s) return;
+  rlx_threadpool_destroy(s->tp);
   rlx_aligned_free(s->arena);
   rlx_free(s->ptr);
   rlx_free(s->bound_in);
@@ -41,7 +42,8 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
   s->bound_out = rlx_calloc((size_t)(g->n_outputs + 1), sizeof *s->bound_out);
   s->views = rlx_calloc((size_t)(nviews + 1), sizeof *s->views);
   s->view_at = rlx_calloc((size_t)(g->n_nodes + 1), sizeof *s->view_at);
-  if (!s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
+  rlx_status pst = rlx_threadpool_create(c->threads, &s->tp);
+  if (pst || !s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
     rlx_session_destroy(s);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session (arena of %zu bytes)",
                       c->plan.arena_size);
@@ -192,7 +194,9 @@ rlx_status rlx_session_run(rlx_session *s) {
     for (int32_t k = 0; k < n->n_in; k++) in[k].data = n->in[k] >= 0 ? s->ptr[n->in[k]] : NULL;
     for (int32_t k = 0; k < n->n_out; k++) out[k].data = s->ptr[n->out[k]];
     if (!c->plan.skip[i]) {
-      rlx_status st = c->kernels[i](n, in, out, scratch);
+      const rlx_kernel *k = &c->kernels[i];
+      rlx_exec x = {.tp = s->tp, .scratch = scratch, .packed = k->packed};
+      rlx_status st = k->fast ? k->fast(n, in, out, &x) : k->ref(n, in, out, scratch);
       if (st) {
         rlx_error_prefix("node '%s' (%s): ", n->label, n->aten ? n->aten : rlx_op_table[n->op].name);
         return st;

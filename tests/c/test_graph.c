@@ -418,7 +418,7 @@ TEST(memplan_no_overlap_random) {
     CHECK_OK(rlx_graph_verify(&g, "random"));
     for (int aliasing = 0; aliasing < 2; aliasing++) {
       rlx_plan p;
-      CHECK_OK(rlx_plan_memory(&g, aliasing, &p));
+      CHECK_OK(rlx_plan_memory(&g, aliasing, NULL, &p));
       check_plan(&g, &p, __LINE__);
       for (int32_t i = 0; i < g.n_nodes; i++)
         CHECK(p.skip[i] == (aliasing && g.nodes[i].op == RLX_OP_RESHAPE));
@@ -441,7 +441,7 @@ TEST(memplan_reshape_aliases) {
   rlx_graph_add_output(&g, c);
   rlx_graph_add_output(&g, xr);
   rlx_plan p;
-  CHECK_OK(rlx_plan_memory(&g, true, &p));
+  CHECK_OK(rlx_plan_memory(&g, true, NULL, &p));
   CHECK(p.alias_of[xr] == x && p.offset[xr] == -1 && p.offset[x] == -1);
   CHECK(p.alias_of[b] == a && p.alias_of[bb] == a && p.offset[b] == -1 && p.offset[bb] == -1);
   CHECK(p.alias_of[a] == -1 && p.alias_of[c] == -1 && p.offset[a] >= 0 && p.offset[c] >= 0);
@@ -449,7 +449,7 @@ TEST(memplan_reshape_aliases) {
   CHECK(p.offset[a] != p.offset[c]); /* a is read (through bb) by c's node */
   check_plan(&g, &p, __LINE__);
   rlx_plan_free(&p);
-  CHECK_OK(rlx_plan_memory(&g, false, &p)); /* without aliasing each reshape has its own bytes */
+  CHECK_OK(rlx_plan_memory(&g, false, NULL, &p)); /* without aliasing each reshape has its own bytes */
   CHECK(p.alias_of[b] == -1 && p.offset[b] >= 0 && !p.skip[2]);
   check_plan(&g, &p, __LINE__);
   rlx_plan_free(&p);
@@ -464,7 +464,7 @@ TEST(memplan_reuses_arena) {
   for (int i = 0; i < 20; i++) v = unary(&g, i % 2 ? RLX_UNARY_NEG : RLX_UNARY_RELU, v, "u");
   rlx_graph_add_output(&g, v);
   rlx_plan p;
-  CHECK_OK(rlx_plan_memory(&g, true, &p));
+  CHECK_OK(rlx_plan_memory(&g, true, NULL, &p));
   check_plan(&g, &p, __LINE__);
   CHECK(p.values_size < 20 * 1024);
   CHECK(p.values_size == 2 * 1024); /* a chain needs two buffers, used in turn */

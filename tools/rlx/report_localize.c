@@ -165,13 +165,14 @@ int cli_localize(cli_ctx *c, const rlx_parity_opts *po, bool default_passed, cJS
         const rlx_node *n = &c->compiled->graph.nodes[b.node];
         printf("kernel bisection: the reference kernels pass, the default run does not; each of the %d nodes "
                "with a non-reference kernel was re-run with its reference kernel on the same inputs:\n"
-               "  kernel at fault: node '%s' (%s, rlx %s, "
-               "kernel %s): max_abs=%.3e vs the reference kernel, cosine=%.9f\n", b.checked, n->label,
-               n->aten ? n->aten : "-", rlx_op_table[n->op].name, rlx_kernel_name(c->compiled->kernels[b.node]),
-               b.r.max_abs, b.r.cosine);
+               "  kernel at fault: node '%s' (%s, rlx %s, kernel %s)%s%s%s: max_abs=%.3e vs the reference "
+               "kernel, cosine=%.9f\n", b.checked, n->label, n->aten ? n->aten : "-", rlx_op_table[n->op].name,
+               c->compiled->kernels[b.node].name, n->fused ? ", a fused group with [" : "", n->fused ? n->fused : "",
+               n->fused ? "]" : "", b.r.max_abs, b.r.cosine);
         cJSON *k = cJSON_AddObjectToObject(json, "kernel_at_fault");
         cJSON_AddStringToObject(k, "node", n->label);
-        cJSON_AddStringToObject(k, "kernel", rlx_kernel_name(c->compiled->kernels[b.node]));
+        if (n->fused) cJSON_AddStringToObject(k, "fused", n->fused);
+        cJSON_AddStringToObject(k, "kernel", c->compiled->kernels[b.node].name);
         cJSON_AddNumberToObject(k, "max_abs_err", b.r.max_abs);
       } else {
         printf("kernel bisection: every kernel agrees with its reference kernel on its inputs\n");

@@ -1,0 +1,94 @@
+/*
+ * attention.c — fast f32 scaled dot-product attention: one task per (batch,
+ * head), each computing S = scale * Q K^T with a single-threaded sgemm, the
+ * mask / causal limit and a row softmax in place, then O = P V. GQA maps
+ * query head h to key/value head h / (Hq / Hk). Same semantics as the
+ * reference kernel (ops/attention.c), including all-masked rows giving 0.
+ *
+ *   q [*B, Hq, L, E], k [*B, Hk, S, E], v [*B, Hk, S, Ev], mask? -> [*B, Hq, L, Ev]
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+typedef struct attn_job {
+  const rlx_node *n;
+  const rlx_tensor_view *in;
+  rlx_tensor_view *out;
+  char *scratch;
+  size_t per_worker;
+  int64_t Hq, Hk, L, S, E, Ev;
+  float scale;
+  rlx_shape full; /* [*B, Hq, L, S] */
+  int64_t mst[RLX_MAX_RANK];
+} attn_job;
+
+static size_t scores_bytes(int64_t L, int64_t S) { return ((size_t)(L * S) * sizeof(float) + 63) & ~(size_t)63; }
+
+static void attn_task(void *ctx, int64_t t, int worker) {
+  const attn_job *j = ctx;
+  int64_t b = t / j->Hq, h = t % j->Hq, kh = h / (j->Hq / j->Hk);
+  const float *q = (const float *)j->in[0].data + (b * j->Hq + h) * j->L * j->E;
+  const float *k = (const float *)j->in[1].data + (b * j->Hk + kh) * j->S * j->E;
+  const float *v = (const float *)j->in[2].data + (b * j->Hk + kh) * j->S * j->Ev;
+  float *o = (float *)j->out[0].data + (b * j->Hq + h) * j->L * j->Ev;
+  char *base = j->scratch + j->per_worker * (size_t)worker;
+  float *s = (float *)base;
+  void *gs = base + scores_bytes(j->L, j->S);
+  rlx_sgemm(NULL, j->L, j->S, j->E, q, j->E, k, j->E, true, s, j->S, gs);
+  const rlx_tensor_view *mask = &j->in[3];
+  bool causal = j->n->p.attention.causal, has_mask = mask->data != NULL;
+  bool bool_mask = has_mask && mask->dtype == RLX_DTYPE_BOOL;
+  for (int64_t i = 0; i < j->L; i++) {
+    float *row = s + i * j->S, mx = -INFINITY;
+    int64_t moff = has_mask ? rlx_strided_offset(&j->full, j->mst, (t * j->L + i) * j->S) : 0;
+    int64_t mstep = has_mask ? j->mst[j->full.rank - 1] : 0;
+    for (int64_t c = 0; c < j->S; c++) {
+      float x = row[c] * j->scale;
+      if (causal && c > i) x = -INFINITY;
+      if (bool_mask && !((const uint8_t *)mask->data)[moff + c * mstep]) x = -INFINITY;
+      else if (has_mask && !bool_mask && x != -INFINITY) x += ((const float *)mask->data)[moff + c * mstep];
+      row[c] = x;
+      if (x > mx || x != x) mx = x;
+    }
+    double sum = 0;
+    for (int64_t c = 0; c < j->S; c++) {
+      row[c] = mx == -INFINITY ? 0.0f : expf(row[c] - mx);
+      sum += row[c];
+    }
+    float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
+    for (int64_t c = 0; c < j->S; c++) row[c] *= inv;
+  }
+  rlx_sgemm(NULL, j->L, j->Ev, j->S, s, j->S, v, j->Ev, false, o, j->Ev, gs);
+}
+
+static rlx_status attn_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  int r = in[0].rank;
+  attn_job j = {.n = n, .in = in, .out = out, .scratch = x->scratch};
+  j.Hq = in[0].dims[r - 3], j.L = in[0].dims[r - 2], j.E = in[0].dims[r - 1];
+  j.Hk = in[1].dims[r - 3], j.S = in[1].dims[r - 2], j.Ev = in[2].dims[r - 1];
+  j.scale = (float)(n->p.attention.scale != 0 ? n->p.attention.scale : 1.0 / sqrt((double)j.E));
+  j.per_worker = scores_bytes(j.L, j.S) + rlx_sgemm_scratch(1);
+  j.full = rlx_view_shape(&in[0]);
+  j.full.dims[r - 1] = j.S;
+  if (in[3].data) {
+    rlx_shape ms = rlx_view_shape(&in[3]);
+    rlx_broadcast_strides(&ms, &j.full, j.mst);
+  }
+  int64_t tasks = rlx_dims_prod(in[0].dims, 0, r - 3) * j.Hq;
+  rlx_parallel_for(x->tp, tasks, attn_task, &j);
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_value *q = rlx_in(g, n, 0), *kv = rlx_in(g, n, 1), *m = rlx_in(g, n, 3);
+  if (q->dtype != RLX_DTYPE_F32 || (m && m->dtype != RLX_DTYPE_BOOL && m->dtype != RLX_DTYPE_F32)) return RLX_OK;
+  int r = q->shape.rank;
+  int64_t L = q->shape.dims[r - 2], S = kv->shape.dims[r - 2];
+  k->fast = attn_run, k->ref = NULL, k->name = "f32_attention_sgemm";
+  k->scratch = (size_t)threads * (scores_bytes(L, S) + rlx_sgemm_scratch(1));
+  return RLX_OK;
+}

@@ -1,0 +1,148 @@
+/*
+ * conv.c — the fast f32 convolution (1-D and 2-D, not transposed):
+ *
+ *   out[b, g] [Og, OH*OW] = W_g [Og, Cg*kh*kw] @ cols [Cg*kh*kw, OH*OW]
+ *
+ * The weights are the sgemm's A operand, packed once at compile time. The
+ * columns are never materialized: the sgemm's B packer reads each panel
+ * straight from the image (implicit im2col), or from the input itself for a
+ * 1x1 kernel with stride 1 and no padding. Bias, the fused residual and the
+ * fused activation run in the sgemm's epilogue on each block while it is in
+ * cache.
+ */
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+typedef struct conv_geo {
+  int64_t N, C, H, W, O, G, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw;
+} conv_geo;
+
+static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
+                   conv_geo *c) {
+  if (p->nd == 2) {
+    *c = (conv_geo){x->dims[0], x->dims[1], x->dims[2], x->dims[3], y->dims[1], p->groups, w->dims[2], w->dims[3],
+                    y->dims[2], y->dims[3], p->stride[0], p->stride[1], p->pad[0], p->pad[1], p->dilation[0],
+                    p->dilation[1]};
+    return true;
+  }
+  if (p->nd == 1) {
+    *c = (conv_geo){x->dims[0], x->dims[1], 1, x->dims[2], y->dims[1], p->groups, 1, w->dims[2], 1, y->dims[2],
+                    1, p->stride[0], 0, p->pad[0], 1, p->dilation[0]};
+    return true;
+  }
+  return false;
+}
+
+static bool direct(const conv_geo *c) {
+  return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0;
+}
+
+/* ---- implicit im2col: one B panel from the image ---- */
+
+typedef struct im2col_src {
+  const conv_geo *c;
+  const float *x; /* the group's first input channel */
+} im2col_src;
+
+static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+  const im2col_src *s = ctx;
+  const conv_geo *c = s->c;
+  int64_t khw = c->kh * c->kw;
+  for (int64_t k = k0; k < k0 + kc; k++, dst += nr) {
+    int64_t ch = k / khw, ki = (k % khw) / c->kw, kj = k % c->kw;
+    const float *xc = s->x + ch * c->H * c->W;
+    int64_t col = 0;
+    while (col < cols) { /* one output row at a time */
+      int64_t pix = j0 + col, oy = pix / c->OW, ox = pix % c->OW;
+      int64_t run = RLX_MIN(cols - col, c->OW - ox);
+      int64_t iy = oy * c->sh - c->ph + ki * c->dh;
+      float *d = dst + col;
+      if (iy < 0 || iy >= c->H) {
+        memset(d, 0, sizeof(float) * (size_t)run);
+      } else {
+        const float *row = xc + iy * c->W;
+        int64_t ix = ox * c->sw - c->pw + kj * c->dw;
+        if (c->sw == 1 && ix >= 0 && ix + run <= c->W) {
+          memcpy(d, row + ix, sizeof(float) * (size_t)run);
+        } else {
+          for (int64_t e = 0; e < run; e++, ix += c->sw) d[e] = (ix >= 0 && ix < c->W) ? row[ix] : 0.0f;
+        }
+      }
+      col += run;
+    }
+    for (int64_t e = cols; e < nr; e++) dst[e] = 0.0f;
+  }
+}
+
+/* ---- the epilogue: bias per output channel, residual, activation ---- */
+
+typedef struct conv_ep {
+  const rlx_epilogue *ep;
+  const float *bias;     /* the group's first channel, or NULL */
+  const float *residual; /* laid out like C, or NULL */
+  const float *c0;       /* C's base, to locate the residual */
+} conv_ep;
+
+static void conv_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  const conv_ep *e = ctx;
+  for (int r = 0; r < m; r++) {
+    float *row = c + r * ldc;
+    if (e->bias) {
+      float b = e->bias[i0 + r];
+      for (int k = 0; k < n; k++) row[k] += b;
+    }
+    if (e->residual) {
+      const float *res = e->residual + (row - e->c0);
+      for (int k = 0; k < n; k++) row[k] += res[k];
+    }
+    if (e->ep->has_act) rlx_cpu_act_f32(&e->ep->act, row, n);
+  }
+  (void)j0;
+}
+
+static rlx_status conv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  conv_geo c;
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &c)) return rlx_errorf(RLX_ERR_INTERNAL, "conv geometry");
+  int64_t Cg = c.C / c.G, Og = c.O / c.G, Kd = Cg * c.kh * c.kw, osp = c.OH * c.OW, isp = c.H * c.W;
+  const float *wp = x->packed;
+  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd) / sizeof(float);
+  const rlx_epilogue *ep = &n->p.conv.ep;
+  bool need_ep = in[2].data || (n->n_in > 3 && in[3].data) || ep->has_act;
+  for (int64_t b = 0; b < c.N; b++)
+    for (int64_t gi = 0; gi < c.G; gi++) {
+      const float *xg = (const float *)in[0].data + (b * c.C + gi * Cg) * isp;
+      float *C = (float *)out[0].data + (b * c.O + gi * Og) * osp;
+      im2col_src src = {&c, xg};
+      conv_ep e = {ep, in[2].data ? (const float *)in[2].data + gi * Og : NULL,
+                   n->n_in > 3 && in[3].data ? (const float *)in[3].data + (b * c.O + gi * Og) * osp : NULL, C};
+      rlx_sgemm_args a = {.M = Og, .N = osp, .K = Kd, .a_packed = wp + gi * wgroup, .C = C, .ldc = osp,
+                          .epilogue = need_ep ? conv_epilogue : NULL, .epilogue_ctx = &e};
+      if (direct(&c)) a.B = xg, a.ldb = osp;
+      else a.pack_b = pack_im2col, a.pack_ctx = &src;
+      rlx_sgemm_ex(x->tp, &a, x->scratch);
+    }
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_conv_params *p = &n->p.conv;
+  const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
+  conv_geo c;
+  if (p->transposed || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
+      (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
+    return RLX_OK;
+  int64_t Og = c.O / c.G, Kd = (c.C / c.G) * c.kh * c.kw;
+  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd);
+  if (!(k->packed = rlx_aligned_alloc(wgroup * (size_t)c.G)))
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+  for (int64_t gi = 0; gi < c.G; gi++) /* weights [O, Cg, kh, kw] = per group a row-major [Og, Kd] */
+    rlx_sgemm_pack_a(Og, Kd, (const float *)wv->data + gi * Og * Kd, Kd, (float *)((char *)k->packed + wgroup * (size_t)gi));
+  k->fast = conv_run, k->ref = NULL;
+  k->name = direct(&c) ? "f32_conv_1x1_sgemm" : "f32_conv_implicit_sgemm";
+  k->scratch = rlx_sgemm_scratch(threads);
+  return RLX_OK;
+}

@@ -1,0 +1,190 @@
+/*
+ * eltwise.c — fast f32 elementwise kernels: unary ops in float math, binary
+ * ops on same-shape operands or with a scalar / trailing-row operand, and the
+ * fused epilogue of matmul and conv (residual add, activation). Large tensors
+ * are split over the pool in chunks; small ones run on the calling thread.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+#define CHUNK 16384 /* elements per task */
+
+/* y[i] = f(x[i]) in float for the common kinds; false for the others. */
+static bool unary_f32(rlx_unary_kind k, const float *x, float *y, int64_t n) {
+  switch (k) {
+    case RLX_UNARY_RELU:
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : (x[i] == x[i] ? 0.0f : x[i]);
+      return true;
+    case RLX_UNARY_SILU:
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+      return true;
+    case RLX_UNARY_SIGMOID:
+      for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+      return true;
+    case RLX_UNARY_GELU:
+      for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+      return true;
+    case RLX_UNARY_GELU_TANH:
+      for (int64_t i = 0; i < n; i++) {
+        float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+      }
+      return true;
+    case RLX_UNARY_TANH:
+      for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+      return true;
+    case RLX_UNARY_EXP:
+      for (int64_t i = 0; i < n; i++) y[i] = expf(x[i]);
+      return true;
+    case RLX_UNARY_NEG:
+      for (int64_t i = 0; i < n; i++) y[i] = -x[i];
+      return true;
+    case RLX_UNARY_RSQRT:
+      for (int64_t i = 0; i < n; i++) y[i] = 1.0f / sqrtf(x[i]);
+      return true;
+    case RLX_UNARY_SQRT:
+      for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n) {
+  if (!unary_f32(p->kind, y, y, n))
+    for (int64_t i = 0; i < n; i++) y[i] = (float)rlx_unary_apply(p, y[i], false);
+}
+
+static bool fast_unary_kind(rlx_unary_kind k) {
+  float a = 0, b;
+  return unary_f32(k, &a, &b, 0);
+}
+
+typedef struct unary_job {
+  const rlx_unary_params *p;
+  const float *x;
+  float *y;
+  int64_t n;
+} unary_job;
+
+static void unary_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const unary_job *j = ctx;
+  int64_t i0 = t * CHUNK, len = RLX_MIN(CHUNK, j->n - i0);
+  if (!unary_f32(j->p->kind, j->x + i0, j->y + i0, len))
+    for (int64_t i = 0; i < len; i++) j->y[i0 + i] = (float)rlx_unary_apply(j->p, j->x[i0 + i], false);
+}
+
+static void unary_par(rlx_threadpool *tp, const rlx_unary_params *p, const float *x, float *y, int64_t n) {
+  unary_job j = {p, x, y, n};
+  int64_t tasks = (n + CHUNK - 1) / CHUNK;
+  rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, unary_task, &j);
+}
+
+static rlx_status unary_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  unary_par(x->tp, &n->p.unary, in[0].data, out[0].data, rlx_view_numel(&out[0]));
+  return RLX_OK;
+}
+
+/* ---- binary ---- */
+
+typedef struct binary_job {
+  rlx_binary_kind k;
+  const float *a, *b;
+  float *y;
+  int64_t n, period; /* b repeats every `period` elements (n when same shape, 1 for a scalar) */
+} binary_job;
+
+static void binary_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const binary_job *j = ctx;
+  int64_t i0 = t * CHUNK, i1 = RLX_MIN(j->n, i0 + CHUNK);
+  const float *a = j->a, *b = j->b;
+  float *y = j->y;
+  int64_t P = j->period;
+  for (int64_t i = i0; i < i1;) {
+    int64_t bo = i % P, len = RLX_MIN(i1 - i, P - bo); /* a run where b is contiguous */
+    const float *bb = b + bo;
+    switch (j->k) {
+      case RLX_BINARY_ADD: for (int64_t e = 0; e < len; e++) y[i + e] = a[i + e] + bb[e]; break;
+      case RLX_BINARY_SUB: for (int64_t e = 0; e < len; e++) y[i + e] = a[i + e] - bb[e]; break;
+      case RLX_BINARY_MUL: for (int64_t e = 0; e < len; e++) y[i + e] = a[i + e] * bb[e]; break;
+      default: for (int64_t e = 0; e < len; e++) y[i + e] = a[i + e] / bb[e]; break;
+    }
+    i += len;
+  }
+}
+
+static rlx_status binary_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  int64_t na = rlx_view_numel(&in[0]), nb = rlx_view_numel(&in[1]), N = rlx_view_numel(&out[0]);
+  bool swap = na != N; /* the broadcast operand is always b (add and mul commute) */
+  binary_job j = {n->p.binary.kind, swap ? in[1].data : in[0].data, swap ? in[0].data : in[1].data, out[0].data,
+                  N, swap ? na : nb};
+  int64_t tasks = (N + CHUNK - 1) / CHUNK;
+  rlx_parallel_for(tasks > 1 ? x->tp : NULL, tasks, binary_task, &j);
+  return RLX_OK;
+}
+
+/* Whether shape s, right-aligned in o, is o's trailing dims (a row that
+ * repeats) or a scalar. */
+static bool trailing(const rlx_shape *s, const rlx_shape *o) {
+  int64_t ns = rlx_shape_numel(s);
+  if (ns == 1) return true;
+  int skip = 0; /* leading size-1 axes of s */
+  while (skip < s->rank && s->dims[skip] == 1) skip++;
+  int k = s->rank - skip;
+  if (k > o->rank) return false;
+  for (int i = 0; i < k; i++)
+    if (s->dims[skip + i] != o->dims[o->rank - k + i]) return false;
+  return true;
+}
+
+/* ---- the fused epilogue of matmul / conv ---- */
+
+typedef struct ep_job {
+  const rlx_epilogue *ep;
+  const float *res;
+  float *y;
+  int64_t n;
+} ep_job;
+
+static void ep_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const ep_job *j = ctx;
+  int64_t i0 = t * CHUNK, len = RLX_MIN(CHUNK, j->n - i0);
+  float *y = j->y + i0;
+  if (j->res)
+    for (int64_t i = 0; i < len; i++) y[i] += j->res[i0 + i];
+  if (j->ep->has_act && !unary_f32(j->ep->act.kind, y, y, len))
+    for (int64_t i = 0; i < len; i++) y[i] = (float)rlx_unary_apply(&j->ep->act, y[i], false);
+}
+
+void rlx_cpu_epilogue(rlx_threadpool *tp, const rlx_epilogue *ep, const rlx_tensor_view *residual, rlx_tensor_view *out) {
+  if (!ep->has_act && !residual->data) return;
+  ep_job j = {ep, residual->data, out->data, rlx_view_numel(out)};
+  int64_t tasks = (j.n + CHUNK - 1) / CHUNK;
+  rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, ep_task, &j);
+}
+
+rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)threads;
+  const rlx_value *a = rlx_in(g, n, 0), *y = &g->values[n->out[0]];
+  if (a->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32) return RLX_OK;
+  if (n->op == RLX_OP_UNARY) {
+    if (!fast_unary_kind(n->p.unary.kind)) return RLX_OK;
+    k->fast = unary_run, k->ref = NULL, k->name = "f32_unary", k->scratch = 0;
+    return RLX_OK;
+  }
+  const rlx_value *b = rlx_in(g, n, 1);
+  rlx_binary_kind bk = n->p.binary.kind;
+  if (bk != RLX_BINARY_ADD && bk != RLX_BINARY_SUB && bk != RLX_BINARY_MUL && bk != RLX_BINARY_DIV) return RLX_OK;
+  bool a_full = rlx_shape_eq(&a->shape, &y->shape), b_full = rlx_shape_eq(&b->shape, &y->shape);
+  bool ok = (a_full && trailing(&b->shape, &y->shape)) ||
+            (b_full && (bk == RLX_BINARY_ADD || bk == RLX_BINARY_MUL) && trailing(&a->shape, &y->shape));
+  if (!ok) return RLX_OK;
+  k->fast = binary_run, k->ref = NULL, k->name = "f32_binary", k->scratch = 0;
+  return RLX_OK;
+}

@@ -1,0 +1,252 @@
+/*
+ * gemm.c — the sgemm driver (see gemm.h): Goto-style blocking.
+ *
+ *   for each NC-column block of B, for each KC-row block:
+ *     pack B[kc x nc] once into NR-column panels (in parallel, shared), or
+ *       use the panels packed at compile time (constant weights);
+ *     in parallel over tasks (MC-row block of A x a range of B panels):
+ *       pack the A block into MR-row panels (per thread) and run the
+ *       microkernel on every MR x NR block, accumulating over K blocks.
+ *
+ * Block sizes keep an A block (MC x KC) in L2 and a B panel (KC x NR) in L1
+ * while the microkernel streams; tasks are sized so every thread has work
+ * even when M is a single block (conv layers with few output channels).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm.h"
+
+#define KC 256
+#define MC 192  /* a multiple of every MR */
+#define NC 2048 /* a multiple of every NR */
+
+static const rlx_sgemm_isa isas[] = {
+#define RLX_X_(name, mr, nr) {#name, mr, nr, rlx_f32_gemm_ukernel__##name##_##mr##x##nr},
+    RLX_SGEMM_ISA_LIST(RLX_X_)
+#undef RLX_X_
+};
+
+static bool cpu_has(const char *name) {
+  if (!strcmp(name, "avx512")) return __builtin_cpu_supports("avx512f");
+  if (!strcmp(name, "avx2")) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return true;
+}
+
+const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name) {
+  for (size_t i = 0; i < RLX_COUNTOF(isas); i++)
+    if (!strcmp(isas[i].name, name)) return cpu_has(name) ? &isas[i] : NULL;
+  return NULL;
+}
+
+const rlx_sgemm_isa *rlx_sgemm_active(void) {
+  static const rlx_sgemm_isa *_Atomic active; /* every thread computes the same answer */
+  const rlx_sgemm_isa *a = active;
+  if (a) return a;
+  const char *force = getenv("RLX_ISA");
+  const rlx_sgemm_isa *pick = force && *force ? rlx_sgemm_isa_named(force) : NULL;
+  for (size_t i = 0; !pick && i < RLX_COUNTOF(isas); i++)
+    if (cpu_has(isas[i].name)) pick = &isas[i];
+  active = pick;
+  return pick;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* Scratch layout: the shared B block, then one A block per thread. */
+static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
+static size_t a_block_bytes(void) { return (size_t)MC * KC * sizeof(float); }
+
+size_t rlx_sgemm_scratch(int threads) {
+  return b_block_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
+}
+
+/* A[mc x kc] (row stride lda) into MR-row panels: ap[panel][k][r], zero-padded. */
+static void pack_a(int mr, const float *A, int64_t lda, int64_t mc, int64_t kc, float *ap) {
+  for (int64_t i = 0; i < mc; i += mr, ap += kc * mr) {
+    int rows = (int)RLX_MIN(mr, mc - i);
+    for (int64_t k = 0; k < kc; k++) {
+      for (int r = 0; r < rows; r++) ap[k * mr + r] = A[(i + r) * lda + k];
+      for (int r = rows; r < mr; r++) ap[k * mr + r] = 0.0f;
+    }
+  }
+}
+
+/* Panel p (NR columns starting at column j of the block) of B[kc x nc]. */
+static void pack_b_panel(int nr, const float *B, int64_t ldb, bool trans_b, int64_t kc, int64_t cols,
+                         float *bp) {
+  for (int64_t k = 0; k < kc; k++) {
+    float *dst = bp + k * nr;
+    if (!trans_b) memcpy(dst, B + k * ldb, sizeof(float) * (size_t)cols);
+    else
+      for (int64_t c = 0; c < cols; c++) dst[c] = B[c * ldb + k];
+    for (int64_t c = cols; c < nr; c++) dst[c] = 0.0f;
+  }
+}
+
+typedef struct gemm_job {
+  const rlx_sgemm_isa *isa;
+  int64_t M, N, K, lda, ldb, ldc;
+  const float *A, *B;
+  bool trans_b;
+  float *C;
+  rlx_sgemm_pack_fn pack_b;
+  const void *pack_ctx;
+  rlx_sgemm_epilogue_fn epilogue;
+  const void *epilogue_ctx;
+  /* the current (jc, pc) block */
+  int64_t j0, nc, p0, kc, panels, mtiles, chunk;
+  const float *bp; /* packed B block */
+  float *bp_fill;  /* where pack tasks write it (NULL when prepacked) */
+  const float *a_packed; /* the whole A packed at compile time, or NULL */
+  char *a_bufs;
+} gemm_job;
+
+/* Offset (floats) of block (ic, pc) in a fully prepacked A. */
+static int64_t packed_a_offset(const rlx_sgemm_isa *isa, int64_t M, int64_t K, int64_t i0, int64_t p0) {
+  int64_t mc = RLX_MIN(MC, M - i0);
+  return i0 * K + p0 * round_up(mc, isa->mr); /* full blocks before i0 hold MC * K floats each */
+}
+
+/* Offset (floats) of block (jc, pc) in a fully prepacked B. */
+static int64_t packed_offset(const rlx_sgemm_isa *isa, int64_t N, int64_t K, int64_t j0, int64_t p0) {
+  int64_t nc = RLX_MIN(NC, N - j0);
+  return j0 * K + p0 * round_up(nc, isa->nr); /* full blocks before j0 hold NC * K floats each */
+}
+
+static void pack_b_task(void *ctx, int64_t p, int worker) {
+  (void)worker;
+  const gemm_job *j = ctx;
+  int nr = j->isa->nr;
+  int64_t col = j->j0 + p * nr, cols = RLX_MIN(nr, j->N - col);
+  float *dst = j->bp_fill + p * j->kc * nr;
+  if (j->pack_b) {
+    j->pack_b(j->pack_ctx, j->p0, j->kc, col, cols, nr, dst);
+    return;
+  }
+  const float *src = j->trans_b ? j->B + col * j->ldb + j->p0 : j->B + j->p0 * j->ldb + col;
+  pack_b_panel(nr, src, j->ldb, j->trans_b, j->kc, cols, dst);
+}
+
+static void compute_task(void *ctx, int64_t t, int worker) {
+  const gemm_job *j = ctx;
+  const rlx_sgemm_isa *isa = j->isa;
+  int64_t mt = t % j->mtiles, ct = t / j->mtiles;
+  int64_t i0 = mt * MC, mc = RLX_MIN(MC, j->M - i0);
+  int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
+  if (pa >= pb) return;
+  const float *ap;
+  if (j->a_packed) {
+    ap = j->a_packed + packed_a_offset(isa, j->M, j->K, i0, j->p0);
+  } else {
+    float *buf = (float *)(j->a_bufs + a_block_bytes() * (size_t)worker);
+    pack_a(isa->mr, j->A + i0 * j->lda + j->p0, j->lda, mc, j->kc, buf);
+    ap = buf;
+  }
+  bool last = j->p0 + j->kc >= j->K;
+  for (int64_t p = pa; p < pb; p++) {
+    int64_t col = j->j0 + p * isa->nr;
+    const float *b = j->bp + p * j->kc * isa->nr;
+    for (int64_t ir = 0; ir < mc; ir += isa->mr) {
+      float *c = j->C + (i0 + ir) * j->ldc + col;
+      int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
+      isa->ukernel(j->kc, ap + (ir / isa->mr) * j->kc * isa->mr, b, c, j->ldc, m, nn, j->p0 > 0);
+      if (last && j->epilogue) j->epilogue(j->epilogue_ctx, c, j->ldc, i0 + ir, col, m, nn);
+    }
+  }
+}
+
+static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
+  int64_t M = a->M, N = a->N, K = a->K;
+  const float *prepacked = a->b_packed;
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++) {
+      memset(a->C + i * a->ldc, 0, sizeof(float) * (size_t)N);
+      if (a->epilogue) a->epilogue(a->epilogue_ctx, a->C + i * a->ldc, a->ldc, i, 0, 1, (int)RLX_MIN(N, 1 << 30));
+    }
+    return;
+  }
+  char *base = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  gemm_job j = {.isa = isa, .M = M, .N = N, .K = K, .lda = a->lda, .ldb = a->ldb, .ldc = a->ldc, .A = a->A,
+                .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
+                .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .a_packed = a->a_packed,
+                .a_bufs = base + b_block_bytes()};
+  int threads = rlx_threadpool_size(tp);
+  j.mtiles = (M + MC - 1) / MC;
+  for (j.j0 = 0; j.j0 < N; j.j0 += NC) {
+    j.nc = RLX_MIN(NC, N - j.j0);
+    j.panels = (j.nc + isa->nr - 1) / isa->nr;
+    /* split the panels so there are at least 2 tasks per thread when possible */
+    int64_t want = RLX_MAX(1, (2 * threads + j.mtiles - 1) / j.mtiles);
+    j.chunk = RLX_MAX(1, (j.panels + want - 1) / want);
+    int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
+    for (j.p0 = 0; j.p0 < K; j.p0 += KC) {
+      j.kc = RLX_MIN(KC, K - j.p0);
+      if (prepacked) {
+        j.bp = prepacked + packed_offset(isa, N, K, j.j0, j.p0);
+      } else {
+        j.bp = j.bp_fill = (float *)base;
+        rlx_parallel_for(j.panels >= 8 ? tp : NULL, j.panels, pack_b_task, &j);
+      }
+      rlx_parallel_for(tp, j.mtiles * ctiles, compute_task, &j);
+    }
+  }
+}
+
+void rlx_sgemm_with(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, bool trans_b, float *C,
+                    int64_t ldc, void *scratch) {
+  rlx_sgemm_args a = {.M = M, .N = N, .K = K, .A = A, .lda = lda, .B = B, .ldb = ldb, .trans_b = trans_b,
+                      .C = C, .ldc = ldc};
+  run(isa, tp, &a, scratch);
+}
+
+void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+               const float *B, int64_t ldb, bool trans_b, float *C, int64_t ldc, void *scratch) {
+  rlx_sgemm_with(rlx_sgemm_active(), tp, M, N, K, A, lda, B, ldb, trans_b, C, ldc, scratch);
+}
+
+void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
+  run(rlx_sgemm_active(), tp, a, scratch);
+}
+
+size_t rlx_sgemm_packed_size(int64_t N, int64_t K) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  return (size_t)(round_up(N, isa->nr) * K) * sizeof(float);
+}
+
+void rlx_sgemm_pack_b(int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b, float *packed) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  for (int64_t j0 = 0; j0 < N; j0 += NC)
+    for (int64_t p0 = 0; p0 < K; p0 += KC) {
+      int64_t nc = RLX_MIN(NC, N - j0), kc = RLX_MIN(KC, K - p0);
+      float *dst = packed + packed_offset(isa, N, K, j0, p0);
+      for (int64_t j = 0; j < nc; j += isa->nr) {
+        const float *src = trans_b ? B + (j0 + j) * ldb + p0 : B + p0 * ldb + j0 + j;
+        pack_b_panel(isa->nr, src, ldb, trans_b, kc, RLX_MIN(isa->nr, nc - j), dst + (j / isa->nr) * kc * isa->nr);
+      }
+    }
+}
+
+size_t rlx_sgemm_packed_a_size(int64_t M, int64_t K) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  return (size_t)(round_up(M, isa->mr) * K) * sizeof(float);
+}
+
+void rlx_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *packed) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  for (int64_t i0 = 0; i0 < M; i0 += MC)
+    for (int64_t p0 = 0; p0 < K; p0 += KC)
+      pack_a(isa->mr, A + i0 * lda + p0, lda, RLX_MIN(MC, M - i0), RLX_MIN(KC, K - p0),
+             packed + packed_a_offset(isa, M, K, i0, p0));
+}
+
+void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                      const float *a_packed, const float *B, int64_t ldb, bool trans_b, const float *b_packed,
+                      float *C, int64_t ldc, void *scratch) {
+  rlx_sgemm_args a = {.M = M, .N = N, .K = K, .A = A, .lda = lda, .a_packed = a_packed, .B = B, .ldb = ldb,
+                      .trans_b = trans_b, .b_packed = b_packed, .C = C, .ldc = ldc};
+  run(rlx_sgemm_active(), tp, &a, scratch);
+}

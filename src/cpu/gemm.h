@@ -1,0 +1,96 @@
+/*
+ * gemm.h — the fast f32 matrix multiply every heavy CPU kernel uses.
+ *
+ *   C[M, N] (row stride ldc) = A[M, K] (lda) @ B[K, N] (ldb)
+ *   with trans_b, B is stored [N, K] (a linear layer's weight)
+ *
+ * Goto-style: C is cut into MC x NC tiles run in parallel on the pool; each
+ * tile walks K in KC steps, packs its A rows into MR-row panels and its B
+ * columns into NR-column panels (zero-padded), and calls the microkernel on
+ * every MR x NR block. The microkernel is picked once from the CPU's
+ * features (AVX-512, AVX2+FMA, scalar; RLX_ISA=scalar|avx2|avx512 forces
+ * one for testing). Scratch: rlx_sgemm_scratch() bytes, given by the caller.
+ */
+#ifndef RLX_GEMM_H
+#define RLX_GEMM_H
+
+#include "runtime/threadpool.h"
+
+/* A microkernel: c[0..m, 0..n] (+)= a_packed[MR x K] @ b_packed[K x NR].
+ * a[k * MR + i], b[k * NR + j]; m <= MR, n <= NR; accumulate adds to c. */
+typedef void (*rlx_sgemm_ukernel)(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
+                                  int m, int n, bool accumulate);
+
+typedef struct rlx_sgemm_isa {
+  const char *name;
+  int mr, nr;
+  rlx_sgemm_ukernel ukernel;
+} rlx_sgemm_isa;
+
+/* X(name, MR, NR) — one line per microkernel, best first. */
+#define RLX_SGEMM_ISA_LIST(X) \
+  X(avx512, 12, 32)           \
+  X(avx2, 6, 16)              \
+  X(scalar, 4, 8)
+
+#define RLX_X_(name, mr, nr)                                                                        \
+  void rlx_f32_gemm_ukernel__##name##_##mr##x##nr(int64_t K, const float *a, const float *b,        \
+                                                  float *c, int64_t ldc, int m, int n, bool accumulate);
+RLX_SGEMM_ISA_LIST(RLX_X_)
+#undef RLX_X_
+
+/* The microkernel in use (chosen on first call). */
+const rlx_sgemm_isa *rlx_sgemm_active(void);
+/* The microkernel named `name` if this CPU can run it, else NULL (tests). */
+const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name);
+
+size_t rlx_sgemm_scratch(int threads);
+void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+               const float *B, int64_t ldb, bool trans_b, float *C, int64_t ldc, void *scratch);
+/* Pluggable pieces of a multiplication (rlx_sgemm_ex):
+ *  - a B packer writes the panel of columns [j0, j0 + cols) and rows
+ *    [k0, k0 + kc) of B as dst[k][c] (c < nr, zero-padded to nr): conv packs
+ *    straight from the image (implicit im2col) instead of a column buffer;
+ *  - an epilogue runs on each finished MR x NR block of C while it is in
+ *    cache: bias, residual, activation. */
+typedef void (*rlx_sgemm_pack_fn)(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr,
+                                  float *dst);
+typedef void (*rlx_sgemm_epilogue_fn)(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
+
+typedef struct rlx_sgemm_args {
+  int64_t M, N, K;
+  const float *A;        /* [M, K] row stride lda, or NULL with a_packed */
+  int64_t lda;
+  const float *a_packed; /* from rlx_sgemm_pack_a, or NULL */
+  const float *B;        /* [K, N] (trans_b: [N, K]) row stride ldb; or b_packed; or pack_b */
+  int64_t ldb;
+  bool trans_b;
+  const float *b_packed; /* from rlx_sgemm_pack_b, or NULL */
+  rlx_sgemm_pack_fn pack_b;
+  const void *pack_ctx;
+  float *C;
+  int64_t ldc;
+  rlx_sgemm_epilogue_fn epilogue;
+  const void *epilogue_ctx;
+} rlx_sgemm_args;
+
+void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch);
+
+/* Constant operands (weights) packed once, at compile time, for the active
+ * microkernel, then multiplied without packing: B into rlx_sgemm_packed_size
+ * bytes, A into rlx_sgemm_packed_a_size bytes. rlx_sgemm_packed takes either
+ * packed operand (NULL: pack on the fly from the plain one). */
+size_t rlx_sgemm_packed_size(int64_t N, int64_t K);
+void rlx_sgemm_pack_b(int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b, float *packed);
+size_t rlx_sgemm_packed_a_size(int64_t M, int64_t K);
+void rlx_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
+void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                      const float *a_packed, const float *B, int64_t ldb, bool trans_b, const float *b_packed,
+                      float *C, int64_t ldc, void *scratch);
+
+/* The same with an explicit microkernel (tests and benchmarks). */
+void rlx_sgemm_with(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, int64_t N, int64_t K,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, bool trans_b, float *C,
+                    int64_t ldc, void *scratch);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * gemm_avx512.c — the 12x32 sgemm microkernel for AVX-512F: 24 zmm
+ * accumulators, two B vectors and a broadcast per row per k. Built with
+ * -mavx512f -mfma (this file only); called only when the CPU has AVX-512F.
+ */
+#include <immintrin.h>
+
+#include "cpu/gemm.h"
+
+#define ROW(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
+#define FMA(i)                                            \
+  x = _mm512_set1_ps(a[i]);                               \
+  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0);              \
+  c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1);
+#define STORE_FULL(i)                                                                        \
+  do {                                                                                       \
+    float *p = c + (i)*ldc;                                                                  \
+    _mm512_storeu_ps(p, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p), c##i##0) : c##i##0);  \
+    _mm512_storeu_ps(p + 16, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p + 16), c##i##1) : c##i##1); \
+  } while (0)
+#define SPILL(i) _mm512_storeu_ps(tmp[i], c##i##0), _mm512_storeu_ps(tmp[i] + 16, c##i##1);
+
+void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
+                                        int m, int n, bool accumulate) {
+  ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
+    FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
+  }
+  if (m == 12 && n == 32) {
+    STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
+    STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
+    return;
+  }
+  float tmp[12][32];
+  SPILL(0) SPILL(1) SPILL(2) SPILL(3) SPILL(4) SPILL(5) SPILL(6) SPILL(7) SPILL(8) SPILL(9) SPILL(10) SPILL(11)
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i][j] : tmp[i][j];
+}

@@ -1,0 +1,102 @@
+/*
+ * matmul.c — the fast f32 matmul: batched sgemm, with B packed at compile
+ * time when it is a constant 2-D weight (linear layers), bias and alpha/beta
+ * applied after. Many small batches (attention's bmm) run in parallel over
+ * batches with single-threaded sgemm; few large ones use the threaded sgemm.
+ *
+ *   a [*Ba, M, K], b [*Bb, K, N] (trans_b: [*Bb, N, K]), bias -> [*B, M, N]
+ */
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+typedef struct mm_job {
+  const rlx_node *n;
+  const rlx_tensor_view *in;
+  rlx_tensor_view *out;
+  const rlx_exec *x;
+  rlx_shape ob;
+  int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+  int64_t M, N, K;
+} mm_job;
+
+/* Scratch: the threaded sgemm's, then one single-threaded sgemm's per thread. */
+static size_t mm_scratch(int threads) { return rlx_sgemm_scratch(threads) + (size_t)threads * rlx_sgemm_scratch(1); }
+
+static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scratch) {
+  const rlx_matmul_params *p = &j->n->p.matmul;
+  const float *A = (const float *)j->in[0].data + rlx_strided_offset(&j->ob, j->sa, bi) * j->M * j->K;
+  const float *B = (const float *)j->in[1].data + rlx_strided_offset(&j->ob, j->sb, bi) * j->K * j->N;
+  float *C = (float *)j->out[0].data + bi * j->M * j->N;
+  rlx_sgemm_packed(tp, j->M, j->N, j->K, A, j->K, NULL, B, p->trans_b ? j->K : j->N, p->trans_b,
+                   (const float *)j->x->packed, C, j->N, scratch);
+}
+
+static void batch_task(void *ctx, int64_t bi, int worker) {
+  const mm_job *j = ctx;
+  char *s = (char *)j->x->scratch + rlx_sgemm_scratch(rlx_threadpool_size(j->x->tp)) +
+            (size_t)worker * rlx_sgemm_scratch(1);
+  one_batch(j, bi, NULL, s);
+}
+
+/* out = alpha * out + beta * bias (broadcast), in place. */
+static void epilogue(const rlx_matmul_params *p, const rlx_tensor_view *bias, rlx_tensor_view *out) {
+  int64_t total = rlx_view_numel(out), N = out->dims[out->rank - 1];
+  float *y = out->data, alpha = (float)p->alpha, beta = (float)p->beta;
+  if (!bias->data) {
+    for (int64_t i = 0; i < total; i++) y[i] *= alpha;
+    return;
+  }
+  rlx_shape os = rlx_view_shape(out), bs = rlx_view_shape(bias);
+  if (rlx_shape_numel(&bs) == N && bs.dims[bs.rank - 1] == N) { /* a row vector: linear's bias */
+    const float *b = bias->data;
+    for (int64_t i = 0; i < total; i += N)
+      for (int64_t c = 0; c < N; c++) y[i + c] = alpha * y[i + c] + beta * b[c];
+    return;
+  }
+  int64_t st[RLX_MAX_RANK];
+  rlx_broadcast_strides(&bs, &os, st);
+  const float *b = bias->data;
+  for (int64_t i = 0; i < total; i++) y[i] = alpha * y[i] + beta * b[rlx_strided_offset(&os, st, i)];
+}
+
+static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  mm_job j = {.n = n, .in = in, .out = out, .x = x};
+  int r = out[0].rank;
+  j.M = out[0].dims[r - 2], j.N = out[0].dims[r - 1], j.K = in[0].dims[in[0].rank - 1];
+  j.ob = rlx_view_shape(&out[0]);
+  j.ob.rank -= 2;
+  rlx_shape ab = rlx_view_shape(&in[0]), bb = rlx_view_shape(&in[1]);
+  ab.rank -= 2, bb.rank -= 2;
+  rlx_broadcast_strides(&ab, &j.ob, j.sa);
+  rlx_broadcast_strides(&bb, &j.ob, j.sb);
+  int64_t nbatch = rlx_shape_numel(&j.ob);
+  int threads = rlx_threadpool_size(x->tp);
+  if (nbatch >= threads && nbatch > 1 && j.M * j.N * j.K < (int64_t)1 << 24)
+    rlx_parallel_for(x->tp, nbatch, batch_task, &j);
+  else
+    for (int64_t bi = 0; bi < nbatch; bi++) one_batch(&j, bi, x->tp, x->scratch);
+  if (n->p.matmul.alpha != 1.0 || in[2].data) epilogue(&n->p.matmul, &in[2], &out[0]);
+  rlx_cpu_epilogue(x->tp, &n->p.matmul.ep, &in[3], &out[0]);
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_value *a = rlx_in(g, n, 0), *b = rlx_in(g, n, 1);
+  if (a->dtype != RLX_DTYPE_F32 || b->dtype != RLX_DTYPE_F32) return RLX_OK;
+  k->fast = mm_run, k->ref = NULL, k->name = "f32_matmul_sgemm";
+  k->scratch = mm_scratch(threads);
+  bool constant_b = (b->kind == RLX_VALUE_WEIGHT || b->kind == RLX_VALUE_CONST) && b->shape.rank == 2;
+  if (constant_b) { /* weights packed once, here */
+    int64_t K = a->shape.dims[a->shape.rank - 1];
+    int64_t N = b->shape.dims[n->p.matmul.trans_b ? 0 : 1];
+    size_t bytes = rlx_sgemm_packed_size(N, K);
+    if (!(k->packed = rlx_aligned_alloc(bytes)))
+      return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+    rlx_sgemm_pack_b(N, K, b->data, n->p.matmul.trans_b ? K : N, n->p.matmul.trans_b, k->packed);
+    k->name = "f32_matmul_sgemm_packed_b";
+  }
+  return RLX_OK;
+}

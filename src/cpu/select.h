@@ -1,0 +1,30 @@
+/*
+ * select.h — the fast CPU kernels and their selection. Each fast kernel
+ * family (one file per family) exposes a `try` function that inspects a node
+ * and, when it can run it faster than the reference kernel, fills the kernel
+ * descriptor (function, scratch size, weights packed at compile time).
+ */
+#ifndef RLX_CPU_SELECT_H
+#define RLX_CPU_SELECT_H
+
+#include "runtime/runtime.h"
+
+/* Leaves k (pre-filled with the reference kernel) or replaces it. */
+rlx_status rlx_cpu_select(const rlx_graph *g, int32_t node, int threads, rlx_kernel *k);
+
+/* Families: return RLX_OK whether or not they took the node (k->fast set if so). */
+rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+
+/* y = act(y) in place, in float (fast paths for the common kinds). */
+void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n);
+
+/* The fused epilogue (residual add, activation) of a f32 matmul/conv output. */
+void rlx_cpu_epilogue(rlx_threadpool *tp, const rlx_epilogue *ep, const rlx_tensor_view *residual,
+                      rlx_tensor_view *out);
+
+#endif

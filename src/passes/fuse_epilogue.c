@@ -1,0 +1,76 @@
+/*
+ * fuse_epilogue.c — folds the elementwise tail of a matmul or conv into it:
+ * an add of a same-shaped tensor computed earlier (a residual connection)
+ * and then an activation (any float unary op). The fused node computes
+ * act(op(...) + bias + residual) in its epilogue, while the output is still
+ * in cache; the add and the activation are left for dce (the pass runs
+ * twice with dce between, see passes.def). Only when each intermediate feeds
+ * nothing else.
+ */
+#include "passes/passes.h"
+
+static bool is_output(const rlx_graph *g, int32_t v) {
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) return true;
+  return false;
+}
+
+static rlx_epilogue *epilogue_of(rlx_node *n) {
+  if (n->op == RLX_OP_CONV && !n->p.conv.transposed) return &n->p.conv.ep;
+  if (n->op == RLX_OP_MATMUL) return &n->p.matmul.ep;
+  return NULL;
+}
+
+/* Defined before node `at` runs (an input, constant, or an earlier node's output). */
+static bool available_before(const rlx_graph *g, int32_t v, int32_t at) {
+  const rlx_value *val = &g->values[v];
+  return val->kind != RLX_VALUE_NODE || (val->producer >= 0 && val->producer < at);
+}
+
+static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
+  {
+    rlx_node *p = &g->nodes[pi];
+    rlx_epilogue *ep = epilogue_of(p);
+    int32_t y = p->out[0];
+    if (!ep || ep->has_act || is_output(g, y) || !rlx_dtype_is_float(g->values[y].dtype)) return RLX_OK;
+    int32_t ci = rlx_single_consumer(g, y, pi);
+    if (ci < 0) return RLX_OK;
+    const rlx_node *c = &g->nodes[ci];
+    bool has_res = p->n_in > 3 && p->in[3] >= 0;
+    if (c->op == RLX_OP_BINARY && c->p.binary.kind == RLX_BINARY_ADD && !has_res) {
+      int32_t r = c->in[0] == y ? c->in[1] : c->in[0];
+      const rlx_value *rv = &g->values[r], *yv = &g->values[y];
+      if (r == y || rv->dtype != yv->dtype || !rlx_shape_eq(&rv->shape, &yv->shape) ||
+          !rlx_shape_eq(&g->values[c->out[0]].shape, &yv->shape) || !available_before(g, r, pi))
+        return RLX_OK;
+      rlx_status st = rlx_node_set_input(g, pi, 3, r);
+      if (!st) st = rlx_node_absorb(g, pi, ci);
+      if (st) return st;
+      rlx_replace_uses(g, g->nodes[ci].out[0], y);
+      *changed = true;
+      return RLX_OK; /* the dead add still reads y: the next run, after dce, takes the activation */
+    }
+    if (c->op == RLX_OP_UNARY && g->values[c->out[0]].dtype == g->values[y].dtype) {
+      rlx_unary_kind k = c->p.unary.kind;
+      if (k == RLX_UNARY_LOGICAL_NOT || k == RLX_UNARY_ISNAN || k == RLX_UNARY_ISINF || k == RLX_UNARY_ISPOSINF ||
+          k == RLX_UNARY_ISNEGINF || k == RLX_UNARY_ISFINITE || k == RLX_UNARY_BITWISE_NOT)
+        return RLX_OK;
+      ep->has_act = true;
+      ep->act = c->p.unary;
+      rlx_status st = rlx_node_absorb(g, pi, ci);
+      if (st) return st;
+      rlx_replace_uses(g, g->nodes[ci].out[0], y);
+      *changed = true;
+    }
+    return RLX_OK;
+  }
+}
+
+rlx_status rlx_pass_fuse_epilogue(rlx_graph *g) {
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    bool changed = false;
+    rlx_status st = fuse_node(g, i, &changed);
+    if (st) return st;
+  }
+  return RLX_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * threadpool.h — the runtime's one persistent thread pool (per session).
+ *
+ * rlx_parallel_for(tp, n, fn, ctx) runs fn(ctx, i, worker) for every i in
+ * [0, n), spreading the indices over the pool's threads (the calling thread
+ * works too) and returns when all are done. Indices are handed out one at a
+ * time from an atomic counter, so uneven tasks balance themselves. `worker`
+ * is in [0, size) and lets a task use per-thread scratch. Kernels never
+ * create threads; they receive the pool from the run loop.
+ */
+#ifndef RLX_THREADPOOL_H
+#define RLX_THREADPOOL_H
+
+#include "core/core.h"
+
+typedef struct rlx_threadpool rlx_threadpool;
+
+/* n_threads: total threads including the caller; 0 means one per core. */
+rlx_status rlx_threadpool_create(int n_threads, rlx_threadpool **out);
+void rlx_threadpool_destroy(rlx_threadpool *tp);
+/* Threads taking part in rlx_parallel_for (1 for a NULL pool). */
+int rlx_threadpool_size(const rlx_threadpool *tp);
+
+typedef void (*rlx_task_fn)(void *ctx, int64_t i, int worker);
+/* A NULL pool runs everything on the calling thread. */
+void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx);
+
+/* Cores available to this process. */
+int rlx_cpu_count(void);
+
+#endif

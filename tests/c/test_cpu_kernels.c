@@ -1,0 +1,223 @@
+/*
+ * test_cpu_kernels.c — every fast CPU kernel against the reference kernel of
+ * its op, on the same random inputs: sizes around the microkernel tiles (1,
+ * tile - 1, tile, tile + 1, large), strides, padding, dilation, groups,
+ * broadcasting, masks, fused epilogues, special values; with 1, 2 and 3
+ * threads. The selector must take each case (a fast kernel that silently
+ * falls back would test nothing).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+#define MAXIN 5
+
+typedef struct spec {
+  rlx_dtype dt;
+  rlx_shape sh;
+  bool constant, absent, specials;
+} spec;
+
+static unsigned rng = 12345;
+static double urand(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (double)(rng >> 8) / 16777216.0 * 2.0 - 1.0;
+}
+
+static void *fill(const spec *s) {
+  int64_t n = rlx_shape_numel(&s->sh);
+  void *d = aligned_alloc(64, ((size_t)(n ? n : 1) * rlx_dtype_size(s->dt) + 63) & ~(size_t)63);
+  for (int64_t i = 0; i < n; i++) {
+    double v = urand() * 2;
+    if (s->specials && i % 7 == 3) v = (i % 3 == 0) ? NAN : (i % 3 == 1) ? INFINITY : -INFINITY;
+    if (s->dt == RLX_DTYPE_BOOL) rlx_store_i64(d, s->dt, i, urand() > -0.6);
+    else rlx_store_f64(d, s->dt, i, v);
+  }
+  return d;
+}
+
+/* Runs the node with its reference kernel and with the fast kernel rlx picks,
+ * returns the max difference relative to max(1, |ref|); NaN where exactly one
+ * side is NaN counts as a full difference. */
+static double run_both(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in, int threads) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t ids[MAXIN];
+  void *data[MAXIN] = {0};
+  for (int k = 0; k < n_in; k++) {
+    if (in[k].absent) {
+      ids[k] = -1;
+      continue;
+    }
+    data[k] = fill(&in[k]);
+    ids[k] = in[k].constant ? rlx_graph_add_const(&g, in[k].dt, &in[k].sh, data[k])
+                            : rlx_graph_add_input(&g, "x", in[k].dt, &in[k].sh);
+  }
+  int32_t node = rlx_graph_add_node(&g, op, p, ids, n_in, 1, what, NULL);
+  double worst = INFINITY;
+  if (node < 0) {
+    fprintf(stderr, "  %s: infer failed: %s\n", what, rlx_last_error());
+    goto done;
+  }
+  const rlx_node *n = &g.nodes[node];
+  const rlx_value *ov = &g.values[n->out[0]];
+  rlx_tensor_view vin[MAXIN], ref = rlx_value_view(ov), fast = rlx_value_view(ov);
+  memset(vin, 0, sizeof vin);
+  for (int k = 0; k < n_in; k++)
+    if (ids[k] >= 0) vin[k] = rlx_value_view(&g.values[ids[k]]), vin[k].data = in[k].constant ? (void *)g.values[ids[k]].data : data[k];
+  size_t bytes = rlx_value_nbytes(ov) + 64;
+  ref.data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  fast.data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  const rlx_op_vtable *vt = rlx_op_table[op].vt;
+  size_t rs = vt->scratch ? vt->scratch(&g, n) : 0;
+  void *rscr = aligned_alloc(64, (rs + 64) & ~(size_t)63);
+  CHECK_OK(vt->ref(n, vin, &ref, rscr));
+  rlx_kernel kern = {.name = "reference", .ref = vt->ref};
+  CHECK_OK(rlx_cpu_select(&g, node, threads, &kern));
+  if (!kern.fast) {
+    fprintf(stderr, "  %s: no fast kernel was selected\n", what);
+  } else {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(threads, &tp));
+    void *fscr = aligned_alloc(64, (kern.scratch + 64) & ~(size_t)63);
+    rlx_exec x = {.tp = tp, .scratch = fscr, .packed = kern.packed};
+    CHECK_OK(kern.fast(n, vin, &fast, &x));
+    worst = 0;
+    int64_t N = rlx_value_nbytes(ov) / rlx_dtype_size(ov->dtype);
+    for (int64_t i = 0; i < N; i++) {
+      double a = rlx_load_f64(ref.data, ov->dtype, i), b = rlx_load_f64(fast.data, ov->dtype, i);
+      double d = (isnan(a) || isnan(b)) ? (isnan(a) && isnan(b) ? 0 : INFINITY)
+                 : (a == b) ? 0 : fabs(a - b) / fmax(1.0, fabs(a));
+      if (d > worst) worst = d;
+    }
+    free(fscr);
+    rlx_threadpool_destroy(tp);
+    rlx_aligned_free(kern.packed);
+  }
+  free(rscr), free(ref.data), free(fast.data);
+done:
+  for (int k = 0; k < n_in; k++) free(data[k]);
+  rlx_graph_free(&g);
+  if (!(worst < 1e-4)) fprintf(stderr, "  %s (%d threads): max rel diff %g\n", what, threads, worst);
+  return worst;
+}
+
+#define F32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, false, false, false})
+#define W32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, true, false, false})
+#define NONE ((spec){.absent = true})
+
+static void each_threads(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in) {
+  for (int t = 1; t <= 3; t++) CHECK(run_both(what, op, p, n_in, in, t) < 1e-4);
+}
+
+TEST(matmul_tiles) {
+  int64_t sizes[][3] = {{1, 1, 1}, {11, 7, 31}, {12, 256, 32}, {13, 300, 33}, {40, 5, 100}, {197, 768, 64}};
+  for (size_t s = 0; s < RLX_COUNTOF(sizes); s++) {
+    int64_t M = sizes[s][0], K = sizes[s][1], N = sizes[s][2];
+    rlx_params p = {.matmul = {.trans_b = false, .alpha = 1, .beta = 1}};
+    each_threads("matmul", RLX_OP_MATMUL, &p, 2, (spec[]){F32(M, K), F32(K, N)});
+    each_threads("matmul const b", RLX_OP_MATMUL, &p, 2, (spec[]){F32(M, K), W32(K, N)});
+    p.matmul.trans_b = true; /* a linear layer: weight [N, K], packed at compile time, bias row */
+    each_threads("linear", RLX_OP_MATMUL, &p, 3, (spec[]){F32(2, M, K), W32(N, K), W32(N)});
+  }
+  rlx_params p = {.matmul = {.alpha = 0.5, .beta = 2}}; /* addmm with a full bias, batched broadcast */
+  each_threads("addmm", RLX_OP_MATMUL, &p, 3, (spec[]){F32(3, 1, 5, 9), F32(4, 9, 6), F32(5, 6)});
+  rlx_params e = {.matmul = {.trans_b = true, .alpha = 1, .beta = 1,
+                             .ep = {.has_act = true, .act = {.kind = RLX_UNARY_GELU}}}};
+  each_threads("linear+residual+gelu", RLX_OP_MATMUL, &e, 4, (spec[]){F32(7, 33), W32(20, 33), W32(20), F32(7, 20)});
+  rlx_params bmm = {.matmul = {.alpha = 1, .beta = 1}}; /* many small batches: attention's bmm */
+  each_threads("bmm", RLX_OP_MATMUL, &bmm, 2, (spec[]){F32(12, 17, 8), F32(12, 8, 17)});
+}
+
+static rlx_params conv2(int64_t s, int64_t pd, int64_t d, int64_t g) {
+  rlx_params p = {.conv = {.nd = 2, .stride = {s, s}, .pad = {pd, pd}, .dilation = {d, d}, .groups = g}};
+  return p;
+}
+
+TEST(conv_shapes) {
+  rlx_params p = conv2(1, 1, 1, 1);
+  each_threads("conv 3x3", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 5, 9, 11), W32(7, 5, 3, 3), W32(7)});
+  p = conv2(2, 3, 1, 1);
+  each_threads("conv 7x7 s2", RLX_OP_CONV, &p, 2, (spec[]){F32(2, 3, 20, 17), W32(13, 3, 7, 7)});
+  p = conv2(1, 2, 2, 1);
+  each_threads("conv dilated", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 4, 10, 10), W32(6, 4, 3, 3)});
+  p = conv2(1, 1, 1, 8);
+  each_threads("conv depthwise", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 8, 12, 12), W32(8, 1, 3, 3), W32(8)});
+  p = conv2(2, 0, 1, 2);
+  each_threads("conv grouped s2", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 6, 9, 9), W32(4, 3, 3, 3)});
+  p = conv2(1, 0, 1, 1);
+  each_threads("conv 1x1", RLX_OP_CONV, &p, 3, (spec[]){F32(2, 40, 7, 7), W32(70, 40, 1, 1), W32(70)});
+  p = conv2(1, 1, 1, 1);
+  p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = RLX_UNARY_RELU}};
+  each_threads("conv+residual+relu", RLX_OP_CONV, &p, 4,
+               (spec[]){F32(1, 16, 14, 14), W32(32, 16, 3, 3), W32(32), F32(1, 32, 14, 14)});
+  rlx_params p1 = {.conv = {.nd = 1, .stride = {2}, .pad = {1}, .dilation = {1}, .groups = 1}};
+  each_threads("conv1d", RLX_OP_CONV, &p1, 3, (spec[]){F32(3, 4, 50), W32(8, 4, 5), W32(8)});
+}
+
+TEST(elementwise) {
+  rlx_unary_kind kinds[] = {RLX_UNARY_RELU, RLX_UNARY_GELU, RLX_UNARY_GELU_TANH, RLX_UNARY_SILU, RLX_UNARY_SIGMOID,
+                            RLX_UNARY_TANH, RLX_UNARY_EXP, RLX_UNARY_NEG, RLX_UNARY_RSQRT};
+  for (size_t k = 0; k < RLX_COUNTOF(kinds); k++)
+    for (int64_t n = 1; n <= 100001; n += 50000) {
+      rlx_params p = {.unary = {.kind = kinds[k]}};
+      spec x = F32(n);
+      x.specials = kinds[k] == RLX_UNARY_RELU || kinds[k] == RLX_UNARY_NEG;
+      each_threads(rlx_unary_names[kinds[k]], RLX_OP_UNARY, &p, 1, &x);
+    }
+  rlx_binary_kind bk[] = {RLX_BINARY_ADD, RLX_BINARY_SUB, RLX_BINARY_MUL, RLX_BINARY_DIV};
+  for (size_t k = 0; k < RLX_COUNTOF(bk); k++) {
+    rlx_params p = {.binary = {.kind = bk[k]}};
+    each_threads("binary same", RLX_OP_BINARY, &p, 2, (spec[]){F32(3, 70001), F32(3, 70001)});
+    each_threads("binary row", RLX_OP_BINARY, &p, 2, (spec[]){F32(4, 5, 33), F32(1, 33)});
+    each_threads("binary scalar", RLX_OP_BINARY, &p, 2, (spec[]){F32(2, 9), F32(1)});
+    if (bk[k] == RLX_BINARY_ADD || bk[k] == RLX_BINARY_MUL)
+      each_threads("binary row first", RLX_OP_BINARY, &p, 2, (spec[]){F32(5, 33), F32(4, 5, 33)});
+  }
+}
+
+TEST(pooling) {
+  rlx_params p = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1},
+                           .dilation = {1, 1}}};
+  spec x = F32(2, 3, 15, 16);
+  x.specials = true; /* NaN and inf in the windows */
+  each_threads("maxpool", RLX_OP_POOL, &p, 1, &x);
+  p.pool.dilation[0] = p.pool.dilation[1] = 2, p.pool.ceil_mode = true;
+  each_threads("maxpool dilated ceil", RLX_OP_POOL, &p, 1, (spec[]){F32(1, 2, 13, 13)});
+  rlx_params a = {.pool = {.kind = RLX_POOL_AVG, .nd = 2, .kernel = {3, 2}, .stride = {2, 2}, .pad = {1, 1},
+                           .dilation = {1, 1}, .ceil_mode = true, .count_include_pad = false}};
+  each_threads("avgpool exclude pad", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 4, 11, 9)});
+  a.pool.count_include_pad = true, a.pool.divisor_override = 5;
+  each_threads("avgpool divisor", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 4, 11, 9)});
+}
+
+TEST(attention) {
+  rlx_params p = {.attention = {.causal = false}};
+  each_threads("attention", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8)});
+  p.attention.causal = true, p.attention.scale = 0.3;
+  each_threads("attention causal gqa", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 4, 7, 8), F32(1, 2, 7, 8), F32(1, 2, 7, 8)});
+  rlx_params m = {.attention = {.causal = false}};
+  spec bm = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {2, 1, 9, 11}}, false, false, false};
+  each_threads("attention bool mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), bm});
+  each_threads("attention float mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), F32(3, 9, 11)});
+}
+
+TEST(rows) {
+  rlx_params s = {.softmax = {.axis = 2}};
+  each_threads("softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 1000)});
+  s.softmax.log = true;
+  each_threads("log_softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 17)});
+  rlx_params ln = {.norm = {.n_axes = 2, .eps = 1e-5}};
+  each_threads("layer_norm", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), W32(6, 33), W32(6, 33)});
+  each_threads("layer_norm no affine", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), NONE, NONE});
+  rlx_params rms = {.norm = {.n_axes = 1, .eps = 1e-6}};
+  each_threads("rms_norm", RLX_OP_RMS_NORM, &rms, 2, (spec[]){F32(9, 64), W32(64)});
+}
+
+TEST_MAIN(matmul_tiles, conv_shapes, elementwise, pooling, attention, rows)

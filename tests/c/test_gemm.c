@@ -1,0 +1,108 @@
+/*
+ * test_gemm.c — every sgemm microkernel this CPU can run, through the driver,
+ * against the reference GEMM: sizes 1, MR-1, MR, MR+1 (and the same for NR),
+ * sizes that cross the KC/MC/NC block edges, trans_b, leading dimensions
+ * larger than the width, and 1, 2 and 3 threads. Also the thread pool.
+ */
+#include <stdlib.h>
+
+#include "cpu/gemm.h"
+#include "ops/gemm_ref.h"
+#include "test.h"
+
+static float frand(unsigned *s) {
+  *s = *s * 1103515245u + 12345u;
+  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* C = A @ B (or A @ B^T) with both kernels; max relative difference. */
+static double compare(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, int64_t N, int64_t K,
+                      bool trans_b, int64_t pad) {
+  unsigned s = (unsigned)(M * 131 + N * 17 + K);
+  int64_t lda = K + pad, ldb = (trans_b ? K : N) + pad, ldc = N + pad;
+  float *A = malloc(sizeof(float) * (size_t)(M * lda + 1)), *B = malloc(sizeof(float) * (size_t)((trans_b ? N : K) * ldb + 1));
+  float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1)), *R = malloc(sizeof(float) * (size_t)(M * N + 1));
+  float *Bt = malloc(sizeof(float) * (size_t)(K * N + 1));
+  for (int64_t i = 0; i < M * lda; i++) A[i] = frand(&s);
+  for (int64_t i = 0; i < (trans_b ? N : K) * ldb; i++) B[i] = frand(&s);
+  for (int64_t i = 0; i < M * ldc; i++) C[i] = 1e30f; /* must be overwritten */
+  for (int64_t k = 0; k < K; k++) /* the reference wants B as [K, N] */
+    for (int64_t j = 0; j < N; j++) Bt[k * N + j] = trans_b ? B[j * ldb + k] : B[k * ldb + j];
+  float *Ac = malloc(sizeof(float) * (size_t)(M * K + 1));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t k = 0; k < K; k++) Ac[i * K + k] = A[i * lda + k];
+  rlx_gemm_ref_f32(M, N, K, Ac, K, Bt, N, R, N);
+  void *scratch = aligned_alloc(64, rlx_sgemm_scratch(rlx_threadpool_size(tp)));
+  rlx_sgemm_with(isa, tp, M, N, K, A, lda, B, ldb, trans_b, C, ldc, scratch);
+  double worst = 0;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double d = fabs((double)C[i * ldc + j] - R[i * N + j]) / (1.0 + fabs(R[i * N + j]));
+      if (!(d <= worst)) worst = d; /* NaN-safe */
+    }
+  free(A), free(B), free(C), free(R), free(Bt), free(Ac), free(scratch);
+  return worst;
+}
+
+TEST(microkernels_all_sizes) {
+  const char *names[] = {"scalar", "avx2", "avx512"};
+  for (int n = 0; n < 3; n++) {
+    const rlx_sgemm_isa *isa = rlx_sgemm_isa_named(names[n]);
+    if (!isa) {
+      printf("  %s: not available on this CPU, skipped\n", names[n]);
+      continue;
+    }
+    int mr = isa->mr, nr = isa->nr;
+    int64_t ms[] = {1, mr - 1, mr, mr + 1, 2 * mr + 3, 197};
+    int64_t ns[] = {1, nr - 1, nr, nr + 1, 3 * nr + 5, 800};
+    int64_t ks[] = {1, 7, 256, 300};
+    for (size_t a = 0; a < RLX_COUNTOF(ms); a++)
+      for (size_t b = 0; b < RLX_COUNTOF(ns); b++)
+        for (size_t c = 0; c < RLX_COUNTOF(ks); c++)
+          for (int tb = 0; tb < 2; tb++) {
+            double d = compare(isa, NULL, ms[a], ns[b], ks[c], tb, tb ? 3 : 0);
+            if (!(d < 1e-5)) {
+              fprintf(stderr, "  %s M=%lld N=%lld K=%lld trans_b=%d: rel diff %g\n", names[n],
+                      (long long)ms[a], (long long)ns[b], (long long)ks[c], tb, d);
+              CHECK(d < 1e-5);
+            }
+          }
+  }
+}
+
+TEST(threads_and_large) {
+  for (int t = 1; t <= 3; t++) {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(t, &tp));
+    CHECK(rlx_threadpool_size(tp) == t);
+    /* f32 sums of ~1000 products in a different order: rounding of order K * eps */
+    double d1 = compare(rlx_sgemm_active(), tp, 400, 1000, 600, false, 0);
+    double d2 = compare(rlx_sgemm_active(), tp, 513, 49, 1152, true, 1);
+    if (!(d1 < 1e-4 && d2 < 1e-4)) fprintf(stderr, "  threads=%d: rel diffs %g %g\n", t, d1, d2);
+    CHECK(d1 < 1e-4);
+    CHECK(d2 < 1e-4);
+    rlx_threadpool_destroy(tp);
+  }
+}
+
+static void add_index(void *ctx, int64_t i, int worker) {
+  (void)worker;
+  __atomic_add_fetch((int64_t *)ctx, i + 1, __ATOMIC_RELAXED);
+}
+
+TEST(pool_runs_every_index_once) {
+  rlx_threadpool *tp;
+  CHECK_OK(rlx_threadpool_create(3, &tp));
+  for (int rep = 0; rep < 200; rep++) { /* many regions: wake-up and join are reliable */
+    int64_t sum = 0, n = rep % 17 + 1;
+    rlx_parallel_for(tp, n, add_index, &sum);
+    CHECK(sum == n * (n + 1) / 2);
+  }
+  rlx_threadpool_destroy(tp);
+  rlx_threadpool_destroy(NULL);
+  int64_t sum = 0;
+  rlx_parallel_for(NULL, 10, add_index, &sum);
+  CHECK(sum == 55);
+}
+
+TEST_MAIN(microkernels_all_sizes, threads_and_large, pool_runs_every_index_once)
