@@ -15,13 +15,18 @@
 
 #include "runtime/threadpool.h"
 
-#define SPIN_ROUNDS 20000 /* ~0.1-0.5 ms of pause instructions before sleeping */
+/* Pause rounds before sleeping: long enough to bridge the gap between the
+ * regions of one kernel, short enough that a thread waiting on a preempted
+ * peer gives its core up soon (an idle core lets the scheduler move the
+ * preempted thread there; a spinning one does not). */
+#define SPIN_ROUNDS 4000
 
 struct rlx_threadpool {
   int size; /* threads taking part, including the caller */
   pthread_t *threads;
   pthread_mutex_t mu;
-  pthread_cond_t wake;
+  pthread_cond_t wake, done;
+  _Atomic bool caller_sleeps; /* the caller waits on `done` */
   _Atomic uint64_t generation; /* bumped (release) for each region */
   _Atomic int sleepers;        /* workers blocked on `wake` */
   _Atomic int running;         /* workers still busy in the current region */
@@ -57,8 +62,7 @@ static uint64_t wait_region(rlx_threadpool *tp, uint64_t seen) {
   for (int r = 1; r <= SPIN_ROUNDS; r++) {
     uint64_t g = atomic_load_explicit(&tp->generation, memory_order_acquire);
     if (g != seen || atomic_load(&tp->stop)) return g;
-    if (r % 1024 == 0) sched_yield();
-    else cpu_relax();
+    cpu_relax();
   }
   pthread_mutex_lock(&tp->mu);
   atomic_fetch_add(&tp->sleepers, 1);
@@ -79,7 +83,11 @@ static void *worker_main(void *p) {
     seen = wait_region(tp, seen);
     if (atomic_load(&tp->stop)) break;
     drain(tp, a.id);
-    atomic_fetch_sub_explicit(&tp->running, 1, memory_order_release);
+    if (atomic_fetch_sub(&tp->running, 1) == 1 && atomic_load(&tp->caller_sleeps)) {
+      pthread_mutex_lock(&tp->mu); /* the last one out wakes a sleeping caller */
+      pthread_cond_signal(&tp->done);
+      pthread_mutex_unlock(&tp->mu);
+    }
   }
   return NULL;
 }
@@ -102,6 +110,7 @@ rlx_status rlx_threadpool_create(int n_threads, rlx_threadpool **out) {
   tp->size = n_threads;
   pthread_mutex_init(&tp->mu, NULL);
   pthread_cond_init(&tp->wake, NULL);
+  pthread_cond_init(&tp->done, NULL);
   if (n_threads > 1 && !(tp->threads = rlx_calloc((size_t)n_threads - 1, sizeof *tp->threads))) {
     rlx_threadpool_destroy(tp);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
@@ -129,6 +138,7 @@ void rlx_threadpool_destroy(rlx_threadpool *tp) {
   for (int i = 1; tp->threads && i < tp->size; i++) pthread_join(tp->threads[i - 1], NULL);
   pthread_mutex_destroy(&tp->mu);
   pthread_cond_destroy(&tp->wake);
+  pthread_cond_destroy(&tp->done);
   rlx_free(tp->threads);
   rlx_free(tp);
 }
@@ -151,9 +161,14 @@ void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx) 
     pthread_mutex_unlock(&tp->mu);
   }
   drain(tp, 0);
-  /* the stragglers are finishing their last task; yield now and then in case
-   * they were preempted (a loaded machine) instead of burning the core */
-  for (unsigned r = 1; atomic_load_explicit(&tp->running, memory_order_acquire) > 0; r++)
-    if (r % 1024 == 0) sched_yield();
-    else cpu_relax();
+  /* the stragglers are finishing their last task: spin a little, then sleep
+   * (a straggler may have been preempted by another process) */
+  for (int r = 0; r < SPIN_ROUNDS && atomic_load_explicit(&tp->running, memory_order_acquire) > 0; r++) cpu_relax();
+  if (atomic_load(&tp->running) > 0) {
+    pthread_mutex_lock(&tp->mu);
+    atomic_store(&tp->caller_sleeps, true);
+    while (atomic_load(&tp->running) > 0) pthread_cond_wait(&tp->done, &tp->mu);
+    atomic_store(&tp->caller_sleeps, false);
+    pthread_mutex_unlock(&tp->mu);
+  }
 }
