@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import importlib.util
 import inspect
 import os
@@ -188,8 +189,38 @@ def _eager_outputs(model: torch.nn.Module, args: tuple) -> Any:
     return out
 
 
+def _float64_outputs(model: torch.nn.Module, args: tuple, eager_out: Any, cap_mb: float) -> list | None:
+    """The model run again in float64, one entry per output leaf (None where an
+    output is not a float32/16 tensor); None when nothing can be had.
+
+    `rlx verify` consults these only when rlx and eager torch disagree by more
+    than the float32 tolerance: on deep, badly conditioned networks eager
+    float32 is itself that far from the exact result, and the float64 run says
+    which side is off. Skipped for models whose float64 copy would exceed
+    cap_mb, and for models that do not run in float64."""
+    leaves = _flatten(eager_out)
+    wanted = [isinstance(v, torch.Tensor) and v.dtype in (torch.float32, torch.float16, torch.bfloat16)
+              for v in leaves]
+    if not any(wanted) or cap_mb <= 0:
+        return None
+    nbytes = sum(t.numel() * 8 for t in list(model.parameters()) + list(model.buffers())
+                 if t.is_floating_point())
+    if nbytes > cap_mb * 1024 * 1024:
+        return None
+    try:
+        m64 = copy.deepcopy(model).double()
+        a64 = pytree.tree_map_only(torch.Tensor, lambda t: t.double() if t.is_floating_point() else t, args)
+        out = _flatten(_eager_outputs(m64, a64))
+    except Exception:  # noqa: BLE001 - a model that will not run in f64 simply gets no arbiter
+        return None
+    if len(out) != len(leaves):
+        return None
+    return [o if w and isinstance(o, torch.Tensor) and o.dtype == torch.float64 and o.shape == v.shape
+            else None for o, v, w in zip(out, leaves, wanted)]
+
+
 def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decomposition,
-                 write_reference, intermediates, intermediates_cap_mb) -> dict:
+                 write_reference, intermediates, intermediates_cap_mb, out64=None) -> dict:
     io = _ir.classify_placeholders(ep)
     ir = _ir.build_ir(ep, model_name=model_name, decomposition=decomposition,
                       producer=producer(), io=io)
@@ -214,6 +245,8 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
         for i, v in enumerate(leaves):
             if isinstance(v, torch.Tensor):
                 ref[f"out::{i}"] = v
+            if out64 and out64[i] is not None:
+                ref[f"out64::{i}"] = out64[i]
         paths["reference"] = out_dir / "reference.safetensors"
         _save(ref, paths["reference"], {"producer": producer(), "torch": torch.__version__})
     else:  # never leave a stale reference from an earlier export beside a new graph
@@ -236,8 +269,14 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                    write_reference: bool = True, intermediates: bool = False,
                    intermediates_cap_mb: float = 256, dynamic=None, check: bool = True,
                    max_decompose_rounds: int = 4, force_decompose: Iterable = (),
-                   quiet: bool = True) -> dict:
-    """Export ``model`` on ``example_inputs`` into ``out_dir``; returns a summary dict."""
+                   reference64_cap_mb: float = 2048, quiet: bool = True) -> dict:
+    """Export ``model`` on ``example_inputs`` into ``out_dir``; returns a summary dict.
+
+    With ``write_reference``, reference.safetensors holds the example inputs
+    (``in::<id>``), eager torch's outputs (``out::<i>``) and, for models whose
+    float64 copy fits in ``reference64_cap_mb`` (0 disables), the same outputs
+    computed in float64 (``out64::<i>``), the arbiter `rlx verify` consults
+    when rlx and torch disagree by more than float32 tolerance."""
     if decomposition not in DECOMPOSITIONS:
         raise ExportError(f"unknown decomposition '{decomposition}' "
                           f"(choose from {', '.join(DECOMPOSITIONS)})")
@@ -254,6 +293,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         except Exception as e:
             raise ExportError(f"torch.export failed: {type(e).__name__}: {e}") from e
         eager_out = _eager_outputs(model, args) if write_reference else None
+        out64 = _float64_outputs(model, args, eager_out, reference64_cap_mb) if write_reference else None
 
         forced = sorted({str(op) for op in force_ops(force_decompose)})
         try:
@@ -263,7 +303,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
 
         kw = dict(model_name=model_name, decomposition=decomposition,
                   write_reference=write_reference, intermediates=intermediates,
-                  intermediates_cap_mb=intermediates_cap_mb)
+                  intermediates_cap_mb=intermediates_cap_mb, out64=out64)
         written = _write_round(ep, args, eager_out, out_dir, **kw)
 
         auto: list[str] = []
@@ -412,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also write every node's eager value")
     ap.add_argument("--intermediates-cap-mb", type=float, default=256, metavar="N")
     ap.add_argument("--no-reference", action="store_true", help="skip reference.safetensors")
+    ap.add_argument("--reference64-cap-mb", type=float, default=2048, metavar="N",
+                    help="also store float64 outputs when the model's float64 copy fits in N MiB "
+                         "(0: never)")
     ap.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS:NAME[:MIN:MAX]")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="keyword argument for get_model()")
@@ -425,7 +468,8 @@ def main(argv: list[str] | None = None) -> int:
                            decomposition=a.decomposition, write_reference=not a.no_reference,
                            intermediates=a.intermediates,
                            intermediates_cap_mb=a.intermediates_cap_mb, dynamic=a.dynamic,
-                           check=not a.no_check, quiet=a.quiet)
+                           check=not a.no_check, reference64_cap_mb=a.reference64_cap_mb,
+                           quiet=a.quiet)
     except Exception as e:  # noqa: BLE001 - every failure becomes one clear line
         if os.environ.get("RLX_DEBUG") == "1":
             raise

@@ -421,6 +421,36 @@ TEST(parity_rules) {
   CHECK(r.pass && r.numel == 0);
 }
 
+/* float64 arbitration: torch (ref) is 3e-3 from the exact values on this
+ * output; rlx 2e-3 the other way, so rlx and torch differ by 5e-3 (over the
+ * 1e-4 + 1e-4 x 3 bar) yet rlx is the closer of the two: pass. An rlx 7e-3
+ * off (over 2 x 3e-3) fails; non-finite and shape failures are never
+ * arbitrated. */
+TEST(parity_float64_arbiter) {
+  double exact[4] = {1, -2, 0.5, 3};
+  float ref[4] = {1, -2, 0.5f, 3.003f}, got[4] = {1, -2, 0.5f, 2.998f};
+  rlx_tensor_view g = {.data = got, .dtype = RLX_DTYPE_F32, .rank = 1, .dims = {4}}, rv = g, x = g;
+  rv.data = ref, x.data = exact, x.dtype = RLX_DTYPE_F64;
+  rlx_parity_result r;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  CHECK(!r.pass && !r.arbitrated);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(r.pass && r.arbitrated && strstr(r.reason, "float32 rounding"));
+  CHECK(fabs(r.err64_torch - 3e-3) < 1e-6 && fabs(r.err64_rlx - 2e-3) < 1e-6);
+  got[3] = 2.993f; /* 7e-3 from exact: worse than twice torch's error */
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && r.arbitrated && strstr(r.reason, "against float64 rlx is 0.007"));
+  got[3] = NAN; /* non-finite mismatches are not a rounding question */
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && !r.arbitrated && strstr(r.reason, "non-finite"));
+  got[3] = 2.998f, x.dims[0] = 3; /* an arbiter of another shape is ignored */
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && !r.arbitrated);
+}
+
 /* ---- out-of-memory injection ---- */
 
 /* Fails the k-th allocation for k = 0, 1, 2, ... during load + compile +
@@ -471,4 +501,4 @@ TEST(out_of_memory_injection) {
 }
 
 TEST_MAIN(mnist_matches_reference, compile_options, destroy_null, null_arguments, index_errors,
-          bind_errors, model_files, parity_rules, out_of_memory_injection)
+          bind_errors, model_files, parity_rules, parity_float64_arbiter, out_of_memory_injection)

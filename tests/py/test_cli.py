@@ -55,6 +55,41 @@ def test_verify_thresholds_are_options(rlx_bin, tmp_path):
     assert run_rlx(rlx_bin, "verify", d, "--atol", "2e-3").returncode == 0
 
 
+def test_float64_arbiter(rlx_bin, tmp_path):
+    """The exporter stores a float64 run (out64::i); verify consults it only
+    when rlx and torch disagree beyond tolerance, and passes rlx only when rlx
+    is about as close to the float64 values as torch is."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 32), nn.Tanh(), nn.Linear(32, 8))
+    d = tmp_path / "m"
+    rlx.export_program(m, (torch.randn(4, 16),), d, check=False)
+    ref = load_file(d / "reference.safetensors")
+    assert ref["out64::0"].dtype == np.float64
+    assert np.abs(ref["out64::0"] - ref["out::0"]).max() < 1e-5
+    assert run_rlx(rlx_bin, "verify", d).returncode == 0
+    exact, torch_out = ref["out64::0"].copy(), ref["out::0"].copy()
+    # torch 2e-3 off the float64 values (as on a badly conditioned model): rlx
+    # differs from torch by far more than tolerance, yet rlx is right
+    ref["out::0"] = torch_out + np.float32(2e-3)
+    save_file(ref, d / "reference.safetensors")
+    r = run_rlx(rlx_bin, "verify", d, "--json", d / "v.json")
+    assert r.returncode == 0 and "float64 arbiter" in r.stdout, r.stdout
+    o = json.loads((d / "v.json").read_text())["outputs"][0]
+    assert o["arbitrated"] and o["pass"] and o["err64_torch"] > 1.9e-3 and o["err64_rlx"] < 1e-5
+    # now the float64 values sit 3e-3 from rlx and torch is only 1e-3 from
+    # them: rlx is the one that is off, and verify says so
+    ref["out64::0"] = exact + 3e-3
+    ref["out::0"] = (exact + 2e-3).astype(np.float32)
+    save_file(ref, d / "reference.safetensors")
+    r = run_rlx(rlx_bin, "verify", d)
+    assert r.returncode == 1 and "against float64 rlx is" in r.stdout, r.stdout
+    # the arbiter never rescues a non-finite mismatch
+    ref["out::0"][0, 0] = np.nan
+    save_file(ref, d / "reference.safetensors")
+    r = run_rlx(rlx_bin, "verify", d)
+    assert r.returncode == 1 and "non-finite" in r.stdout, r.stdout
+
+
 def test_run_writes_npy_matching_torch(rlx_bin, tmp_path):
     x = np.random.default_rng(0).standard_normal((4, 1, 28, 28)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
