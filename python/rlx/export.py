@@ -288,18 +288,29 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
 
     with torch.no_grad():
         dyn = dynamic_shapes_spec(model, args, dynamic)
-        try:
-            base = torch.export.export(model, args, dynamic_shapes=dyn, strict=False)
-        except Exception as e:
-            raise ExportError(f"torch.export failed: {type(e).__name__}: {e}") from e
+        forced = sorted({str(op) for op in force_ops(force_decompose)})
+        # non-strict tracing first (it follows Python as eager does); some
+        # modules only trace with TorchDynamo (strict), e.g. transformers'
+        # static-cache wrappers, so a failure at either step retries strict
+        errors, base, ep, strict = [], None, None, False
+        for strict in (False, True):
+            try:
+                base = torch.export.export(model, args, dynamic_shapes=dyn, strict=strict)
+            except Exception as e:  # noqa: BLE001 - reported below with the other attempt
+                errors.append(f"torch.export (strict={strict}) failed: {type(e).__name__}: {e}")
+                continue
+            try:
+                ep = decompose(base, decomposition, forced)
+                break
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"run_decompositions (strict={strict} export) failed: "
+                              f"{type(e).__name__}: {e}")
+        if ep is None:
+            raise ExportError("; ".join(errors))
+        if strict:
+            _log(quiet, f"rlx.export: note: exported with strict=True after: {errors[0]}")
         eager_out = _eager_outputs(model, args) if write_reference else None
         out64 = _float64_outputs(model, args, eager_out, reference64_cap_mb) if write_reference else None
-
-        forced = sorted({str(op) for op in force_ops(force_decompose)})
-        try:
-            ep = decompose(base, decomposition, forced)
-        except Exception as e:
-            raise ExportError(f"run_decompositions failed: {type(e).__name__}: {e}") from e
 
         kw = dict(model_name=model_name, decomposition=decomposition,
                   write_reference=write_reference, intermediates=intermediates,
@@ -362,6 +373,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         "dropped_outputs": _ir.dropped_outputs(ep),
         "auto_decomposed_ops": sorted(auto),
         "decompose_rounds": rounds,
+        "strict": strict,
         "check": check_state,
         "check_message": check_msg,
         "rlx_bin": rlx_bin,

@@ -86,6 +86,17 @@ def test_nan_in_a_cnn(rlx_bin, cnn_dir):
     assert consumers(cnn_dir, node) <= {p["node"] for p in rep["localize"]["propagators"]}
 
 
+def test_culprit_of_a_multi_output_node(rlx_bin, cnn_dir):
+    """max_pool2d_with_indices returns a tuple that FX reads through getitem:
+    the report names the tuple's producer and its input, not just the getitem."""
+    r, rep = verify_localize(rlx_bin, cnn_dir, RLX_TEST_INJECT_NAN="max_pool2d_with_indices")
+    c = rep["localize"]["culprits"]
+    assert len(c) == 1 and c[0]["op"] == "_getitem", r.stdout
+    assert c[0]["output_of"] == "max_pool2d_with_indices", r.stdout
+    assert "output 0 of node 'max_pool2d_with_indices' (aten.max_pool2d_with_indices" in r.stdout
+    assert "inputs: relu f32[1, 64, 32, 32]" in r.stdout
+
+
 def test_wrong_conv_kernel_in_a_cnn(rlx_bin, cnn_dir):
     r, rep = verify_localize(rlx_bin, cnn_dir, RLX_TEST_INJECT_FAULT="conv2d_7")
     assert r.returncode == 1 and rep["kernel_at_fault"]["node"] == "conv2d_7", r.stdout

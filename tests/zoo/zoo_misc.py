@@ -210,5 +210,5 @@ VARIANTS: list[ZooModel] = [
     ZooModel("llama_static_cache_prefill", "transformers", llama_static_cache(False),
              note="transformers' ExecuTorch recipe: static KV cache buffers, 6-token prefill"),
     ZooModel("llama_static_cache_decode", "transformers", llama_static_cache(True),
-             note="static KV cache pre-filled for 6 positions, one decode step"),
+             note="static KV cache pre-filled for 6 positions, one decode step", fast=True),
 ]
