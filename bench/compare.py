@@ -10,8 +10,10 @@ machine state. Prints the median of the per-round medians and the ratios
 peer / rlx (above 1: rlx is faster). Times on a shared machine are noisy:
 compare the ratios, not the absolute numbers.
 
-Needs: torch, torchvision, transformers, onnxruntime, onnx, onnxscript; a
-built rlx ($RLX_BIN or build/rlx).
+Needs: torch, torchvision, transformers (python/requirements-test.txt),
+onnxruntime, onnx, onnxscript (python/requirements-bench.txt; without them,
+or where the ONNX export fails, the ORT columns read n/a) and a built rlx
+($RLX_BIN or build/rlx).
 """
 
 from __future__ import annotations

@@ -26,3 +26,6 @@ RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/py "$@"
 echo "== pytest: op conformance against eager torch"
 RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/conformance "$@"
 RLX_BIN="$PWD/build/rlx" python3 scripts/op_coverage.py --quiet
+
+echo "== pytest: model zoo, fast subset (RLX_ZOO=full runs all models)"
+RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/zoo "$@"
