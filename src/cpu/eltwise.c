@@ -13,8 +13,8 @@
 #define CHUNK 16384 /* elements per task */
 
 /* y[i] = f(x[i]) in float for the common kinds; false for the others. */
-static bool unary_f32(rlx_unary_kind k, const float *x, float *y, int64_t n) {
-  switch (k) {
+RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, float *y, int64_t n) {
+  switch (p->kind) {
     case RLX_UNARY_RELU:
       for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : (x[i] == x[i] ? 0.0f : x[i]);
       return true;
@@ -48,19 +48,35 @@ static bool unary_f32(rlx_unary_kind k, const float *x, float *y, int64_t n) {
     case RLX_UNARY_SQRT:
       for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
       return true;
+    case RLX_UNARY_HARDTANH: { /* relu6 and friends; NaN propagates (both compares false) */
+      float lo = (float)p->a, hi = (float)p->b; /* clamping to the float-rounded bounds: the same results */
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+      return true;
+    }
+    case RLX_UNARY_LEAKY_RELU: {
+      float a = (float)p->a; /* as torch: the slope as a float scalar, the product in float */
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : x[i] * a;
+      return true;
+    }
+    case RLX_UNARY_HARDSWISH: /* as the reference up to float rounding */
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] * fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
+      return true;
+    case RLX_UNARY_HARDSIGMOID: /* NaN propagates, as the reference */
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i] ? x[i] : fminf(fmaxf(x[i] / 6.0f + 0.5f, 0.0f), 1.0f);
+      return true;
     default:
       return false;
   }
 }
 
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n) {
-  if (!unary_f32(p->kind, y, y, n))
+  if (!unary_f32(p, y, y, n))
     for (int64_t i = 0; i < n; i++) y[i] = (float)rlx_unary_apply(p, y[i], false);
 }
 
-static bool fast_unary_kind(rlx_unary_kind k) {
+static bool fast_unary(const rlx_unary_params *p) {
   float a = 0, b;
-  return unary_f32(k, &a, &b, 0);
+  return unary_f32(p, &a, &b, 0);
 }
 
 typedef struct unary_job {
@@ -74,7 +90,7 @@ static void unary_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const unary_job *j = ctx;
   int64_t i0 = t * CHUNK, len = RLX_MIN(CHUNK, j->n - i0);
-  if (!unary_f32(j->p->kind, j->x + i0, j->y + i0, len))
+  if (!unary_f32(j->p, j->x + i0, j->y + i0, len))
     for (int64_t i = 0; i < len; i++) j->y[i0 + i] = (float)rlx_unary_apply(j->p, j->x[i0 + i], false);
 }
 
@@ -158,7 +174,7 @@ static void ep_task(void *ctx, int64_t t, int worker) {
   float *y = j->y + i0;
   if (j->res)
     for (int64_t i = 0; i < len; i++) y[i] += j->res[i0 + i];
-  if (j->ep->has_act && !unary_f32(j->ep->act.kind, y, y, len))
+  if (j->ep->has_act && !unary_f32(&j->ep->act, y, y, len))
     for (int64_t i = 0; i < len; i++) y[i] = (float)rlx_unary_apply(&j->ep->act, y[i], false);
 }
 
@@ -174,7 +190,7 @@ rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int thread
   const rlx_value *a = rlx_in(g, n, 0), *y = &g->values[n->out[0]];
   if (a->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32) return RLX_OK;
   if (n->op == RLX_OP_UNARY) {
-    if (!fast_unary_kind(n->p.unary.kind)) return RLX_OK;
+    if (!fast_unary(&n->p.unary)) return RLX_OK;
     k->fast = unary_run, k->ref = NULL, k->name = "f32_unary", k->scratch = 0;
     return RLX_OK;
   }

@@ -23,7 +23,7 @@
 #define NC 2048 /* a multiple of every NR */
 
 static const rlx_sgemm_isa isas[] = {
-#define RLX_X_(name, mr, nr) {#name, mr, nr, rlx_f32_gemm_ukernel__##name##_##mr##x##nr},
+#define RLX_X_(name, mr, nr) {#name, mr, nr, rlx_f32_gemm_ukernel__##name##_##mr##x##nr, rlx_f32_gemm_skinny__##name##_##nr},
     RLX_SGEMM_ISA_LIST(RLX_X_)
 #undef RLX_X_
 };
@@ -136,6 +136,17 @@ static void compute_task(void *ctx, int64_t t, int worker) {
   int64_t i0 = mt * MC, mc = RLX_MIN(MC, j->M - i0);
   int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
+  bool last = j->p0 + j->kc >= j->K;
+  if (!j->a_packed && j->M <= RLX_SGEMM_SKINNY_M) { /* few rows: stream B once, A unpacked */
+    for (int64_t p = pa; p < pb; p++) {
+      int64_t col = j->j0 + p * isa->nr;
+      float *c = j->C + col;
+      int nn = (int)RLX_MIN(isa->nr, j->N - col);
+      isa->skinny(j->kc, j->A + j->p0, j->lda, j->bp + p * j->kc * isa->nr, c, j->ldc, (int)j->M, nn, j->p0 > 0);
+      if (last && j->epilogue) j->epilogue(j->epilogue_ctx, c, j->ldc, 0, col, (int)j->M, nn);
+    }
+    return;
+  }
   const float *ap;
   if (j->a_packed) {
     ap = j->a_packed + packed_a_offset(isa, j->M, j->K, i0, j->p0);
@@ -144,7 +155,6 @@ static void compute_task(void *ctx, int64_t t, int worker) {
     pack_a(isa->mr, j->A + i0 * j->lda + j->p0, j->lda, mc, j->kc, buf);
     ap = buf;
   }
-  bool last = j->p0 + j->kc >= j->K;
   for (int64_t p = pa; p < pb; p++) {
     int64_t col = j->j0 + p * isa->nr;
     const float *b = j->bp + p * j->kc * isa->nr;

@@ -21,10 +21,19 @@
 typedef void (*rlx_sgemm_ukernel)(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                   int m, int n, bool accumulate);
 
+/* A skinny kernel, for products with few rows (a linear layer on one token):
+ * c[0..m, 0..n] (+)= a[m x K] (row stride lda, unpacked) @ b_packed[K x NR],
+ * m <= RLX_SGEMM_SKINNY_M. Streams B once for all m rows; packing A and
+ * padding it to MR rows would waste most of the microkernel. */
+#define RLX_SGEMM_SKINNY_M 4
+typedef void (*rlx_sgemm_skinny)(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                                 int m, int n, bool accumulate);
+
 typedef struct rlx_sgemm_isa {
   const char *name;
   int mr, nr;
   rlx_sgemm_ukernel ukernel;
+  rlx_sgemm_skinny skinny;
 } rlx_sgemm_isa;
 
 /* X(name, MR, NR) — one line per microkernel, best first. */
@@ -35,7 +44,9 @@ typedef struct rlx_sgemm_isa {
 
 #define RLX_X_(name, mr, nr)                                                                        \
   void rlx_f32_gemm_ukernel__##name##_##mr##x##nr(int64_t K, const float *a, const float *b,        \
-                                                  float *c, int64_t ldc, int m, int n, bool accumulate);
+                                                  float *c, int64_t ldc, int m, int n, bool accumulate); \
+  void rlx_f32_gemm_skinny__##name##_##nr(int64_t K, const float *a, int64_t lda, const float *b, float *c, \
+                                          int64_t ldc, int m, int n, bool accumulate);
 RLX_SGEMM_ISA_LIST(RLX_X_)
 #undef RLX_X_
 

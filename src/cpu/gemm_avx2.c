@@ -35,3 +35,38 @@ void rlx_f32_gemm_ukernel__avx2_6x16(int64_t K, const float *a, const float *b, 
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i][j] : tmp[i][j];
 }
+
+/* Skinny: m <= 4 rows of A against one 16-column panel (see gemm.h). */
+void rlx_f32_gemm_skinny__avx2_16(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                                   int m, int n, bool accumulate) {
+  __m256 acc[4][2][2];
+  for (int i = 0; i < 4; i++)
+    for (int h = 0; h < 2; h++) acc[i][h][0] = acc[i][h][1] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 1 < K; k += 2, b += 32) {
+    __m256 b00 = _mm256_loadu_ps(b), b01 = _mm256_loadu_ps(b + 8);
+    __m256 b10 = _mm256_loadu_ps(b + 16), b11 = _mm256_loadu_ps(b + 24);
+    for (int i = 0; i < m; i++) {
+      __m256 x0 = _mm256_set1_ps(a[i * lda + k]), x1 = _mm256_set1_ps(a[i * lda + k + 1]);
+      acc[i][0][0] = _mm256_fmadd_ps(x0, b00, acc[i][0][0]);
+      acc[i][0][1] = _mm256_fmadd_ps(x0, b01, acc[i][0][1]);
+      acc[i][1][0] = _mm256_fmadd_ps(x1, b10, acc[i][1][0]);
+      acc[i][1][1] = _mm256_fmadd_ps(x1, b11, acc[i][1][1]);
+    }
+  }
+  if (k < K) {
+    __m256 b00 = _mm256_loadu_ps(b), b01 = _mm256_loadu_ps(b + 8);
+    for (int i = 0; i < m; i++) {
+      __m256 x0 = _mm256_set1_ps(a[i * lda + k]);
+      acc[i][0][0] = _mm256_fmadd_ps(x0, b00, acc[i][0][0]);
+      acc[i][0][1] = _mm256_fmadd_ps(x0, b01, acc[i][0][1]);
+    }
+  }
+  for (int i = 0; i < m; i++) {
+    float tmp[16];
+    _mm256_storeu_ps(tmp, _mm256_add_ps(acc[i][0][0], acc[i][1][0]));
+    _mm256_storeu_ps(tmp + 8, _mm256_add_ps(acc[i][0][1], acc[i][1][1]));
+    float *ci = c + i * ldc;
+    for (int j = 0; j < n; j++) ci[j] = accumulate ? ci[j] + tmp[j] : tmp[j];
+  }
+}

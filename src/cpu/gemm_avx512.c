@@ -38,3 +38,39 @@ void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i][j] : tmp[i][j];
 }
+
+/* Skinny: m <= 4 rows of A against one 32-column panel; two k steps per
+ * iteration into separate accumulators to hide the FMA latency. */
+void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                                     int m, int n, bool accumulate) {
+  __m512 acc[4][2][2];
+  for (int i = 0; i < 4; i++)
+    for (int h = 0; h < 2; h++) acc[i][h][0] = acc[i][h][1] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 1 < K; k += 2, b += 64) {
+    __m512 b00 = _mm512_loadu_ps(b), b01 = _mm512_loadu_ps(b + 16);
+    __m512 b10 = _mm512_loadu_ps(b + 32), b11 = _mm512_loadu_ps(b + 48);
+    for (int i = 0; i < m; i++) {
+      __m512 x0 = _mm512_set1_ps(a[i * lda + k]), x1 = _mm512_set1_ps(a[i * lda + k + 1]);
+      acc[i][0][0] = _mm512_fmadd_ps(x0, b00, acc[i][0][0]);
+      acc[i][0][1] = _mm512_fmadd_ps(x0, b01, acc[i][0][1]);
+      acc[i][1][0] = _mm512_fmadd_ps(x1, b10, acc[i][1][0]);
+      acc[i][1][1] = _mm512_fmadd_ps(x1, b11, acc[i][1][1]);
+    }
+  }
+  if (k < K) {
+    __m512 b00 = _mm512_loadu_ps(b), b01 = _mm512_loadu_ps(b + 16);
+    for (int i = 0; i < m; i++) {
+      __m512 x0 = _mm512_set1_ps(a[i * lda + k]);
+      acc[i][0][0] = _mm512_fmadd_ps(x0, b00, acc[i][0][0]);
+      acc[i][0][1] = _mm512_fmadd_ps(x0, b01, acc[i][0][1]);
+    }
+  }
+  for (int i = 0; i < m; i++) {
+    float tmp[32];
+    _mm512_storeu_ps(tmp, _mm512_add_ps(acc[i][0][0], acc[i][1][0]));
+    _mm512_storeu_ps(tmp + 16, _mm512_add_ps(acc[i][0][1], acc[i][1][1]));
+    float *ci = c + i * ldc;
+    for (int j = 0; j < n; j++) ci[j] = accumulate ? ci[j] + tmp[j] : tmp[j];
+  }
+}

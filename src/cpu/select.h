@@ -9,6 +9,17 @@
 
 #include "runtime/runtime.h"
 
+/* For the plain-C loops of the fast kernels (the compiler vectorizes them):
+ * built for AVX-512 (x86-64-v4), AVX2 (v3) and baseline x86-64, the best
+ * variant this CPU runs picked when the library loads (GCC function
+ * multiversioning). ISO C mode means no FMA contraction, so every variant
+ * rounds exactly as the baseline does. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
+#define RLX_VEC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define RLX_VEC_CLONES
+#endif
+
 /* Leaves k (pre-filled with the reference kernel) or replaces it. */
 rlx_status rlx_cpu_select(const rlx_graph *g, int32_t node, int threads, rlx_kernel *k);
 

@@ -147,6 +147,16 @@ TEST(conv_shapes) {
   each_threads("conv dilated", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 4, 10, 10), W32(6, 4, 3, 3)});
   p = conv2(1, 1, 1, 8);
   each_threads("conv depthwise", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 8, 12, 12), W32(8, 1, 3, 3), W32(8)});
+  p = conv2(2, 1, 1, 6); /* depthwise, the direct kernel: stride 2, batch 2, odd sizes */
+  each_threads("conv depthwise s2", RLX_OP_CONV, &p, 2, (spec[]){F32(2, 6, 13, 11), W32(6, 1, 3, 3)});
+  p = conv2(1, 4, 2, 5); /* dilation 2 on a 5x5 kernel (the generic taps loop) */
+  each_threads("conv depthwise 5x5 d2", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 5, 9, 10), W32(5, 1, 5, 5), W32(5)});
+  p = conv2(1, 0, 1, 4); /* no padding: the 3-tap rows stop at the image edge */
+  p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6}};
+  each_threads("conv depthwise+residual+relu6", RLX_OP_CONV, &p, 4,
+               (spec[]){F32(1, 4, 8, 19), W32(4, 1, 3, 3), W32(4), F32(1, 4, 6, 17)});
+  rlx_params pd1 = {.conv = {.nd = 1, .stride = {1}, .pad = {2}, .dilation = {1}, .groups = 3}};
+  each_threads("conv1d depthwise", RLX_OP_CONV, &pd1, 2, (spec[]){F32(2, 3, 30), W32(3, 1, 4)});
   p = conv2(2, 0, 1, 2);
   each_threads("conv grouped s2", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 6, 9, 9), W32(4, 3, 3, 3)});
   p = conv2(1, 0, 1, 1);
@@ -169,6 +179,18 @@ TEST(elementwise) {
       x.specials = kinds[k] == RLX_UNARY_RELU || kinds[k] == RLX_UNARY_NEG;
       each_threads(rlx_unary_names[kinds[k]], RLX_OP_UNARY, &p, 1, &x);
     }
+  rlx_unary_params withp[] = {{.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6},
+                              {.kind = RLX_UNARY_HARDTANH, .a = -1, .b = 1},
+                              {.kind = RLX_UNARY_LEAKY_RELU, .a = 0.125},
+                              {.kind = RLX_UNARY_LEAKY_RELU, .a = 0.01},
+                              {.kind = RLX_UNARY_HARDSWISH},
+                              {.kind = RLX_UNARY_HARDSIGMOID}};
+  for (size_t k = 0; k < RLX_COUNTOF(withp); k++) {
+    rlx_params p = {.unary = withp[k]};
+    spec x = F32(70001);
+    x.specials = true;
+    each_threads(rlx_unary_names[withp[k].kind], RLX_OP_UNARY, &p, 1, &x);
+  }
   rlx_binary_kind bk[] = {RLX_BINARY_ADD, RLX_BINARY_SUB, RLX_BINARY_MUL, RLX_BINARY_DIV};
   for (size_t k = 0; k < RLX_COUNTOF(bk); k++) {
     rlx_params p = {.binary = {.kind = bk[k]}};
