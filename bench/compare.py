@@ -94,8 +94,20 @@ def time_torch(model, inputs, iters):
 def onnx_session(model, inputs, path, threads):
     import onnxruntime as ort
     if not path.exists():
-        with torch.no_grad():
-            torch.onnx.export(model, inputs, str(path), dynamo=False, opset_version=17)
+        import contextlib
+        import io
+        errors = []
+        for dynamo in (False, True):  # TorchScript exporter first; the dynamo one where it fails
+            try:
+                with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()), \
+                        contextlib.redirect_stderr(io.StringIO()):
+                    torch.onnx.export(model, inputs, str(path), dynamo=dynamo, opset_version=17 if not dynamo else 18)
+                break
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                path.unlink(missing_ok=True)
+        else:
+            raise RuntimeError("; ".join(errors))
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1

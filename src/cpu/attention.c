@@ -12,6 +12,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/select.h"
+#include "cpu/vmath.h"
 #include "ops/ops_util.h"
 
 typedef struct attn_job {
@@ -28,7 +29,7 @@ typedef struct attn_job {
 
 static size_t scores_bytes(int64_t L, int64_t S) { return ((size_t)(L * S) * sizeof(float) + 63) & ~(size_t)63; }
 
-static void attn_task(void *ctx, int64_t t, int worker) {
+RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
   const attn_job *j = ctx;
   int64_t b = t / j->Hq, h = t % j->Hq, kh = h / (j->Hq / j->Hk);
   const float *q = (const float *)j->in[0].data + (b * j->Hq + h) * j->L * j->E;
@@ -55,10 +56,11 @@ static void attn_task(void *ctx, int64_t t, int worker) {
       if (x > mx || x != x) mx = x;
     }
     double sum = 0;
-    for (int64_t c = 0; c < j->S; c++) {
-      row[c] = mx == -INFINITY ? 0.0f : expf(row[c] - mx);
-      sum += row[c];
-    }
+    if (mx == -INFINITY) /* a fully masked row */
+      for (int64_t c = 0; c < j->S; c++) row[c] = 0.0f;
+    else
+      for (int64_t c = 0; c < j->S; c++) row[c] = exp_f32(row[c] - mx); /* vectorized */
+    for (int64_t c = 0; c < j->S; c++) sum += row[c];
     float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
     for (int64_t c = 0; c < j->S; c++) row[c] *= inv;
   }

@@ -5,9 +5,11 @@
  * are split over the pool in chunks; small ones run on the calling thread.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu/select.h"
+#include "cpu/vmath.h"
 #include "ops/ops_util.h"
 
 #define CHUNK 16384 /* elements per task */
@@ -19,13 +21,13 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : (x[i] == x[i] ? 0.0f : x[i]);
       return true;
     case RLX_UNARY_SILU:
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + exp_f32(-x[i]));
       return true;
     case RLX_UNARY_SIGMOID:
-      for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+      for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_f32(-x[i]));
       return true;
     case RLX_UNARY_GELU:
-      for (int64_t i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+      for (int64_t i = 0; i < n; i++) y[i] = gelu_f32(x[i]);
       return true;
     case RLX_UNARY_GELU_TANH:
       for (int64_t i = 0; i < n; i++) {
@@ -144,6 +146,87 @@ static rlx_status binary_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
+/* ---- binary with any broadcast: rows of the collapsed output ----
+ *
+ * Output axes are merged where both operands stay contiguous across them (or
+ * both broadcast); the last merged axis is a row, and each operand is either
+ * contiguous along it or one repeated element (stride 0). */
+
+typedef struct bcast_job {
+  rlx_binary_kind k;
+  int rank;
+  int64_t dims[RLX_MAX_RANK], sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+  const float *a, *b;
+  float *y;
+  int64_t rows, L;
+} bcast_job;
+
+#define BCAST_ROWS 64
+
+RLX_VEC_CLONES static void bcast_rows(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const bcast_job *j = ctx;
+  int64_t r0 = t * BCAST_ROWS, r1 = RLX_MIN(r0 + BCAST_ROWS, j->rows), L = j->L;
+  int64_t idx[RLX_MAX_RANK], oa = 0, ob = 0, rem = r0;
+  for (int d = j->rank - 2; d >= 0; d--) {
+    idx[d] = rem % j->dims[d], rem /= j->dims[d];
+    oa += idx[d] * j->sa[d], ob += idx[d] * j->sb[d];
+  }
+  int64_t ia = j->sa[j->rank - 1], ib = j->sb[j->rank - 1]; /* 0 or 1 */
+  for (int64_t r = r0; r < r1; r++) {
+    const float *a = j->a + oa, *b = j->b + ob;
+    float *y = j->y + r * L;
+#define OPS(EXPR)                                                              \
+  if (ia && ib) for (int64_t e = 0; e < L; e++) { float u = a[e], v = b[e]; y[e] = EXPR; } \
+  else if (ia) { float v = b[0]; for (int64_t e = 0; e < L; e++) { float u = a[e]; y[e] = EXPR; } } \
+  else if (ib) { float u = a[0]; for (int64_t e = 0; e < L; e++) { float v = b[e]; y[e] = EXPR; } } \
+  else { float u = a[0], v = b[0]; for (int64_t e = 0; e < L; e++) y[e] = EXPR; }
+    switch (j->k) {
+      case RLX_BINARY_ADD: OPS(u + v) break;
+      case RLX_BINARY_SUB: OPS(u - v) break;
+      case RLX_BINARY_MUL: OPS(u * v) break;
+      default: OPS(u / v) break;
+    }
+#undef OPS
+    for (int d = j->rank - 2; d >= 0; d--) { /* odometer */
+      oa += j->sa[d], ob += j->sb[d];
+      if (++idx[d] < j->dims[d]) break;
+      oa -= idx[d] * j->sa[d], ob -= idx[d] * j->sb[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static rlx_status bcast_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape os = rlx_view_shape(&out[0]), as = rlx_view_shape(&in[0]), bs = rlx_view_shape(&in[1]);
+  int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+  rlx_broadcast_strides(&as, &os, sa);
+  rlx_broadcast_strides(&bs, &os, sb);
+  bcast_job j = {.k = n->p.binary.kind, .a = in[0].data, .b = in[1].data, .y = out[0].data};
+  for (int i = 0; i < os.rank; i++) {
+    int64_t d = os.dims[i];
+    if (d == 1) continue;
+    int r = j.rank - 1;
+    if (j.rank > 0 && j.sa[r] == sa[i] * d && j.sb[r] == sb[i] * d) {
+      j.dims[r] *= d, j.sa[r] = sa[i], j.sb[r] = sb[i];
+    } else {
+      j.dims[j.rank] = d, j.sa[j.rank] = sa[i], j.sb[j.rank] = sb[i], j.rank++;
+    }
+  }
+  if (j.rank == 0) j.dims[0] = 1, j.sa[0] = j.sb[0] = 0, j.rank = 1;
+  int r = j.rank - 1;
+  if ((j.sa[r] > 1 || j.sb[r] > 1)) { /* the row is strided in an operand: rows of length 1 */
+    j.dims[j.rank] = 1, j.sa[j.rank] = j.sb[j.rank] = 0, j.rank++;
+  }
+  j.L = j.dims[j.rank - 1];
+  int64_t N = rlx_view_numel(&out[0]);
+  if (N == 0) return RLX_OK;
+  j.rows = N / j.L;
+  int64_t tasks = (j.rows + BCAST_ROWS - 1) / BCAST_ROWS;
+  rlx_parallel_for(N >= CHUNK ? x->tp : NULL, tasks, bcast_rows, &j);
+  return RLX_OK;
+}
+
 /* Whether shape s, right-aligned in o, is o's trailing dims (a row that
  * repeats) or a scalar. */
 static bool trailing(const rlx_shape *s, const rlx_shape *o) {
@@ -196,11 +279,13 @@ rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int thread
   }
   const rlx_value *b = rlx_in(g, n, 1);
   rlx_binary_kind bk = n->p.binary.kind;
+  if (b->dtype != RLX_DTYPE_F32) return RLX_OK;
   if (bk != RLX_BINARY_ADD && bk != RLX_BINARY_SUB && bk != RLX_BINARY_MUL && bk != RLX_BINARY_DIV) return RLX_OK;
   bool a_full = rlx_shape_eq(&a->shape, &y->shape), b_full = rlx_shape_eq(&b->shape, &y->shape);
   bool ok = (a_full && trailing(&b->shape, &y->shape)) ||
             (b_full && (bk == RLX_BINARY_ADD || bk == RLX_BINARY_MUL) && trailing(&a->shape, &y->shape));
-  if (!ok) return RLX_OK;
-  k->fast = binary_run, k->ref = NULL, k->name = "f32_binary", k->scratch = 0;
+  if (ok) k->fast = binary_run, k->name = "f32_binary";
+  else k->fast = bcast_run, k->name = "f32_binary_bcast"; /* any other broadcast */
+  k->ref = NULL, k->scratch = 0;
   return RLX_OK;
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "cpu/select.h"
+#include "cpu/vmath.h"
 #include "ops/ops_util.h"
 
 typedef struct row_job {
@@ -15,21 +16,22 @@ typedef struct row_job {
   int64_t D;
 } row_job;
 
-static void softmax_row(void *ctx, int64_t r, int worker) {
+RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
   float *y = j->y + r * j->D, mx = -INFINITY;
   for (int64_t i = 0; i < j->D; i++)
     if (x[i] > mx || x[i] != x[i]) mx = x[i];
+  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
   double sum = 0;
-  for (int64_t i = 0; i < j->D; i++) sum += (double)expf(x[i] - mx);
+  for (int64_t i = 0; i < j->D; i++) sum += (double)y[i];
   if (j->n->p.softmax.log) {
     float ls = (float)log(sum);
     for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
   } else {
     float inv = (float)(1.0 / sum);
-    for (int64_t i = 0; i < j->D; i++) y[i] = expf(x[i] - mx) * inv;
+    for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
   }
 }
 

@@ -30,6 +30,7 @@ rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int thre
 rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 
 /* y = act(y) in place, in float (fast paths for the common kinds). */
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n);

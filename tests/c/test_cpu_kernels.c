@@ -197,6 +197,12 @@ TEST(elementwise) {
     each_threads("binary same", RLX_OP_BINARY, &p, 2, (spec[]){F32(3, 70001), F32(3, 70001)});
     each_threads("binary row", RLX_OP_BINARY, &p, 2, (spec[]){F32(4, 5, 33), F32(1, 33)});
     each_threads("binary scalar", RLX_OP_BINARY, &p, 2, (spec[]){F32(2, 9), F32(1)});
+    /* any other broadcast (the row kernel): both sides broadcast, a column, rank mismatch, big */
+    each_threads("binary both", RLX_OP_BINARY, &p, 2, (spec[]){F32(4, 1, 33), F32(1, 5, 33)});
+    each_threads("binary column", RLX_OP_BINARY, &p, 2, (spec[]){F32(1, 64, 1), F32(1, 64, 512)});
+    each_threads("binary ranks", RLX_OP_BINARY, &p, 2, (spec[]){F32(2, 3, 1, 7), F32(3, 5, 1)});
+    each_threads("binary outer", RLX_OP_BINARY, &p, 2, (spec[]){F32(600, 1), F32(1, 70)});
+    each_threads("binary mid", RLX_OP_BINARY, &p, 2, (spec[]){F32(3, 40, 1, 16), F32(3, 1, 50, 16)});
     if (bk[k] == RLX_BINARY_ADD || bk[k] == RLX_BINARY_MUL)
       each_threads("binary row first", RLX_OP_BINARY, &p, 2, (spec[]){F32(5, 33), F32(4, 5, 33)});
   }
@@ -242,4 +248,32 @@ TEST(rows) {
   each_threads("rms_norm", RLX_OP_RMS_NORM, &rms, 2, (spec[]){F32(9, 64), W32(64)});
 }
 
-TEST_MAIN(matmul_tiles, conv_shapes, elementwise, pooling, attention, rows)
+static rlx_params perm(int a, int b, int c, int d) {
+  rlx_params p = {.permute = {.perm = {a, b, c, d, -1, -1, -1, -1}}};
+  return p;
+}
+
+/* Every element size, merged and unmerged axes, the innermost axis moved
+ * (strided gather) or kept (runs), size-1 axes, and big enough to split. */
+TEST(permute) {
+  rlx_dtype dts[] = {RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_I64, RLX_DTYPE_U8, RLX_DTYPE_BOOL};
+  rlx_params ps[] = {perm(0, 2, 1, 3), perm(0, 2, 3, 1), perm(3, 2, 1, 0), perm(1, 0, 2, 3), perm(0, 1, 2, 3),
+                     perm(2, 3, 0, 1)};
+  int64_t shapes[][4] = {{2, 7, 5, 9}, {1, 130, 12, 64}, {3, 1, 1, 40}, {4, 33, 1, 2}};
+  for (size_t d = 0; d < RLX_COUNTOF(dts); d++)
+    for (size_t k = 0; k < RLX_COUNTOF(ps); k++)
+      for (size_t h = 0; h < RLX_COUNTOF(shapes); h++) {
+        spec x = {.dt = dts[d], .sh = {.rank = 4, .dims = {shapes[h][0], shapes[h][1], shapes[h][2], shapes[h][3]}}};
+        each_threads("permute", RLX_OP_PERMUTE, &ps[k], 1, &x);
+      }
+  rlx_params e = {.shape = {.shape = {.rank = 5, .dims = {1, 4, 2, 64, 64}}}}; /* GQA's repeat_kv */
+  each_threads("expand kv", RLX_OP_EXPAND, &e, 1, (spec[]){F32(1, 4, 1, 64, 64)});
+  e.shape.shape = (rlx_shape){.rank = 3, .dims = {3, 70, 5}}; /* the innermost axis broadcast */
+  each_threads("expand inner", RLX_OP_EXPAND, &e, 1, (spec[]){{.dt = RLX_DTYPE_I64, .sh = {.rank = 2, .dims = {70, 1}}}});
+  e.shape.shape = (rlx_shape){.rank = 4, .dims = {2, 3, 4, 5}};
+  each_threads("expand rank", RLX_OP_EXPAND, &e, 1, (spec[]){{.dt = RLX_DTYPE_BOOL, .sh = {.rank = 2, .dims = {1, 5}}}});
+  rlx_params p2 = {.permute = {.perm = {1, 0, -1, -1, -1, -1, -1, -1}}};
+  each_threads("transpose 2-D", RLX_OP_PERMUTE, &p2, 1, (spec[]){F32(300, 257)});
+}
+
+TEST_MAIN(matmul_tiles, conv_shapes, elementwise, pooling, attention, rows, permute)

@@ -1,0 +1,103 @@
+/*
+ * movement.c — the fast permute and expand (any dtype: elements moved as
+ * 1/2/4/8-byte words), both a strided copy. Adjacent axes that stay adjacent and in order are merged first, so
+ * attention's [B, S, H, D] -> [B, H, S, D] becomes a copy of contiguous
+ * D-element runs; a permute that moves the innermost axis gathers with a
+ * stride. Rows of the output are split over the pool.
+ */
+#include <string.h>
+
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+typedef struct perm_job {
+  int rank;                 /* after merging */
+  int64_t dims[RLX_MAX_RANK], st[RLX_MAX_RANK]; /* output dims; input stride (elements) per output axis */
+  const char *x;
+  char *y;
+  size_t es;
+  int64_t rows, row_len;    /* output rows = all axes but the last */
+} perm_job;
+
+static void perm_rows(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const perm_job *j = ctx;
+  int64_t r0 = t * 64, r1 = RLX_MIN(r0 + 64, j->rows), L = j->row_len, s = j->st[j->rank - 1];
+  int64_t idx[RLX_MAX_RANK], off = 0, rem = r0;
+  for (int a = j->rank - 2; a >= 0; a--) idx[a] = rem % j->dims[a], rem /= j->dims[a], off += idx[a] * j->st[a];
+  for (int64_t r = r0; r < r1; r++) {
+    char *dst = j->y + (size_t)(r * L) * j->es;
+    if (s == 1) {
+      memcpy(dst, j->x + (size_t)off * j->es, (size_t)L * j->es);
+    } else {
+      switch (j->es) {
+#define GATHER(T)                                                                         \
+  for (int64_t i = 0; i < L; i++) ((T *)dst)[i] = ((const T *)j->x)[off + i * s]; \
+  break;
+        case 1: GATHER(uint8_t)
+        case 2: GATHER(uint16_t)
+        case 4: GATHER(uint32_t)
+        default: GATHER(uint64_t)
+#undef GATHER
+      }
+    }
+    for (int a = j->rank - 2; a >= 0; a--) { /* odometer over the outer axes */
+      off += j->st[a];
+      if (++idx[a] < j->dims[a]) break;
+      off -= idx[a] * j->st[a];
+      idx[a] = 0;
+    }
+  }
+}
+
+/* y (contiguous, dims) = x read with stride st[i] (elements) along output axis i. */
+static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const int64_t *st, const void *x, size_t es) {
+  perm_job j = {.x = x, .y = out->data, .es = es};
+  /* merge output axes i-1, i when the input is contiguous across them (or
+   * broadcasts both); size-1 axes drop */
+  for (int i = 0; i < out->rank; i++) {
+    int64_t d = out->dims[i], s = st[i];
+    if (d == 1) continue;
+    if (j.rank > 0 && j.st[j.rank - 1] == s * d) {
+      j.dims[j.rank - 1] *= d;
+      j.st[j.rank - 1] = s;
+    } else {
+      j.dims[j.rank] = d, j.st[j.rank] = s, j.rank++;
+    }
+  }
+  if (j.rank == 0) j.dims[0] = 1, j.st[0] = 1, j.rank = 1;
+  j.row_len = j.dims[j.rank - 1];
+  j.rows = rlx_view_numel(out) / (j.row_len ? j.row_len : 1);
+  if (j.row_len == 0 || j.rows == 0) return;
+  int64_t tasks = (j.rows + 63) / 64;
+  rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, tasks, perm_rows, &j);
+}
+
+static rlx_status perm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]);
+  int64_t xst[RLX_MAX_RANK], st[RLX_MAX_RANK];
+  rlx_shape_strides(&xs, xst);
+  for (int i = 0; i < out[0].rank; i++) st[i] = xst[n->p.permute.perm[i]];
+  strided_copy(x->tp, &out[0], st, in[0].data, rlx_dtype_size(in[0].dtype));
+  return RLX_OK;
+}
+
+static rlx_status expand_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  (void)n;
+  rlx_shape xs = rlx_view_shape(&in[0]), os = rlx_view_shape(&out[0]);
+  int64_t st[RLX_MAX_RANK];
+  rlx_broadcast_strides(&xs, &os, st); /* 0 along broadcast axes */
+  strided_copy(x->tp, &out[0], st, in[0].data, rlx_dtype_size(in[0].dtype));
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)threads;
+  size_t es = rlx_dtype_size(rlx_in(g, n, 0)->dtype);
+  if (es != 1 && es != 2 && es != 4 && es != 8) return RLX_OK;
+  if (n->op == RLX_OP_PERMUTE) k->fast = perm_run, k->name = "permute_runs";
+  else if (n->op == RLX_OP_EXPAND) k->fast = expand_run, k->name = "expand_runs";
+  else return RLX_OK;
+  k->ref = NULL;
+  return RLX_OK;
+}

@@ -1,0 +1,49 @@
+/*
+ * vmath.h — float math written so that loops over it vectorize (no library
+ * calls, no branches the compiler cannot turn into selects): exp and gelu
+ * for the fast kernels' activations, softmax and attention. Their accuracy
+ * is stated per function; the reference kernels keep the C library's.
+ */
+#ifndef RLX_CPU_VMATH_H
+#define RLX_CPU_VMATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* exp(x) in float without a library call, so loops over it vectorize:
+ * x = n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for e^r (relative
+ * error about 2 ulp), 2^n built in the exponent bits. Results below the
+ * smallest normal float (x < -87.34) are 0 rather than subnormal. */
+static inline float exp_f32(float x) {
+  float xc = x < -86.5f ? -86.5f : x > 88.7f ? 88.7f : x; /* 2^n stays a normal float */
+  float n = (xc * 1.44269504089f + 12582912.0f) - 12582912.0f; /* round to nearest */
+  float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;      /* ln2 split in two for accuracy */
+  float p = 1.98756915e-4f;
+  p = p * r + 1.39819995e-3f;
+  p = p * r + 8.33345191e-3f;
+  p = p * r + 4.16657959e-2f;
+  p = p * r + 1.66666655e-1f;
+  p = p * r + 5.00000012e-1f;
+  p = p * r * r + r + 1.0f;
+  union { uint32_t u; float f; } s = {.u = (uint32_t)((int32_t)n + 126) << 23}; /* 2^(n-1) */
+  float y = p * s.f * 2.0f;
+  y = x > 88.7228f ? INFINITY : y;  /* overflow, +inf */
+  y = x < -87.3365f ? 0.0f : y;     /* below the smallest normal result, -inf */
+  return x != x ? x : y;           /* NaN */
+}
+
+/* gelu(x) = x/2 (1 + erf(x / sqrt 2)), written with erfc(|z|) = q(t) e^(-z^2),
+ * t = 1 / (1 + 0.3275911 |z|) (Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7
+ * on erf), so the negative side has no cancellation: 1 + erf(z) = q for z < 0
+ * and 2 - q for z >= 0. Absolute error about 2e-7 |x|; NaN and +-inf come
+ * out as the formula gives them in torch (NaN, inf, and NaN for -inf). */
+static inline float gelu_f32(float x) {
+  float z = x * 0.70710678118654752f, az = z < 0 ? -z : z;
+  float t = 1.0f / (1.0f + 0.3275911f * az);
+  float q = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  q *= exp_f32(-az * az);
+  float y = 0.5f * x * (z < 0 ? q : 2.0f - q);
+  return x != x ? x : y;
+}
+
+#endif
