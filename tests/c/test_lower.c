@@ -566,6 +566,10 @@ TEST(unsupported_ops_in_one_report) {
                     " {'id': 'n4', 'op': 'frob_size', 'args': [], 'out': null},"
                     " {'id': 'n5', 'op': 'frob_size', 'args': [], 'out': null}", "", NULL, 0),
             RLX_ERR_UNSUPPORTED, "support 1 op(s): frob_size (nodes: n1, n2, n3, n4, ...)");
+  /* a library's custom op rlx does not know is named with its namespace */
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'f', 'op': 'mylib.frob.default', 'args': [{'ref': 'x'}], 'out': {"
+                    F32("[2]") "}}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "support 1 op(s): mylib.frob.default (nodes: f)");
   /* scalar (SymInt) nodes are supported: they carry their recorded value */
   CHECK_ERR(fx_load(&f, X2, "", "{'id': 'n1', 'op': 'sym_size', 'args': [], 'out': null}", "", NULL, 0),
             RLX_ERR_FORMAT, "node 'n1' (sym_size): a scalar node must record its value");

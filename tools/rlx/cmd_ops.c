@@ -1,6 +1,7 @@
 /*
- * cmd_ops.c — `rlx ops`: the aten ops the lowering registry handles, the rlx
- * op set they lower onto, and where rlx knowingly differs from torch.
+ * cmd_ops.c — `rlx ops`: the ops the lowering registry handles (aten, and
+ * library custom ops such as transformers.grouped_mm_fallback), the rlx op
+ * set they lower onto, and where rlx knowingly differs from torch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,8 @@ int cmd_ops(int argc, char **argv) {
   if (!names) return 2;
   for (int i = 0; i < n; i++) names[i] = rlx_lower_registry_name(i);
   qsort(names, (size_t)n, sizeof *names, cmp_str);
-  printf("aten ops rlx lowers (%d, every overload unless a handler rejects it):\n", n);
-  for (int i = 0; i < n; i++) printf("  aten.%s\n", names[i]);
+  printf("ops rlx lowers (%d, every overload unless a handler rejects it):\n", n);
+  for (int i = 0; i < n; i++) printf("  %s\n", names[i]);
   printf("\nrlx op set (%d):", RLX_OP_COUNT);
   for (int i = 0; i < RLX_OP_COUNT; i++) printf(" %s", rlx_op_table[i].name);
   printf("\n\nknown deviations from eager torch (docs/ops.md has the full coverage report):\n"
