@@ -1,9 +1,9 @@
 /*
  * test_kernels_moe.c — the reference kernels of the ops a mixture-of-experts
- * layer lowers onto besides matmul: histc (tokens per expert), with its
- * shape-inference and run-time errors. Expected values were computed by
- * hand; the histc bins of values on an edge also agree with PyTorch 2.15 on
- * the CPU.
+ * layer lowers onto besides matmul: histc (tokens per expert) and
+ * grouped_matmul (one matmul per expert's rows), with their shape-inference
+ * and run-time errors. Expected values were computed by hand; the histc
+ * bins of values on an edge also agree with PyTorch 2.15 on the CPU.
  */
 #include "kernel_test.h"
 
@@ -101,4 +101,66 @@ TEST(histc_infer_errors) {
   krun_free(&r);
 }
 
-TEST_MAIN(histc_explicit_range, histc_data_range, histc_rounding_in_dtype, histc_infer_errors)
+/* ==== grouped_matmul ==== */
+
+/* x [5, 2] = 1..10; w [3, 2, 2]: w0 = identity, w1 = swap, w2 = 2 * identity. */
+#define GX(t) TF(t, SH(5, 2), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+#define GW(t) TF(t, SH(3, 2, 2), 1, 0, 0, 1, 0, 1, 1, 0, 2, 0, 0, 2)
+
+static rlx_status gmm(krun *r, tens x, tens w, tens offs) {
+  rlx_params p = {0};
+  return krun_op(r, RLX_OP_GROUPED_MATMUL, &p, 3, (tens[]){x, w, offs}, 1);
+}
+
+TEST(grouped_matmul_groups) {
+  krun r;
+  /* offsets [1, 1, 4]: row 0 by w0, group 1 empty, rows 1..3 by w2, row 4 past the end is zero */
+  CHECK_OK(gmm(&r, GX(F32), GW(F32), TI(I64, SH(3), 1, 1, 4)));
+  CHECK_SHAPE(&r, 0, F32, 5, 2);
+  CHECK_F(&r, 0, 0, 1, 2, 6, 8, 10, 12, 14, 16, 0, 0);
+  krun_free(&r);
+  /* [2, 3, 5] with i32 offsets in f64: rows 0, 1 by w0, row 2 by w1 (swapped), rows 3, 4 by w2 */
+  CHECK_OK(gmm(&r, GX(F64), GW(F64), TI(I32, SH(3), 2, 3, 5)));
+  CHECK_SHAPE(&r, 0, F64, 5, 2);
+  CHECK_F(&r, 0, 0, 1, 2, 3, 4, 6, 5, 14, 16, 18, 20);
+  krun_free(&r);
+  CHECK_OK(gmm(&r, GX(F32), GW(F32), TI(I64, SH(3), 0, 0, 0))); /* no rows in any group */
+  CHECK_F(&r, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  krun_free(&r);
+  /* no groups at all (E = 0): every row is past the last offset */
+  CHECK_OK(gmm(&r, TF(F32, SH(2, 2), 1, 2, 3, 4), empty(RLX_DTYPE_F32, SH(0, 2, 3)), empty(RLX_DTYPE_I64, SH(0))));
+  CHECK_SHAPE(&r, 0, F32, 2, 3);
+  CHECK_F(&r, 0, 0, 0, 0, 0, 0, 0, 0);
+  krun_free(&r);
+}
+
+TEST(grouped_matmul_bad_offsets) {
+  krun r;
+  CHECK_ERR(gmm(&r, GX(F32), GW(F32), TI(I64, SH(3), 3, 1, 5)), RLX_ERR_RUNTIME,
+            "grouped_matmul: offsets must be non-decreasing from 0, but offsets[1] = 1 follows 3");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F32), GW(F32), TI(I32, SH(3), 1, 2, 6)), RLX_ERR_RUNTIME,
+            "grouped_matmul: offsets[2] = 6 is past the 5 rows of the input");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F32), GW(F32), TI(I64, SH(3), -2, 1, 5)), RLX_ERR_RUNTIME, "offsets[0] = -2 follows 0");
+  krun_free(&r);
+}
+
+TEST(grouped_matmul_infer_errors) {
+  krun r;
+  CHECK_ERR(gmm(&r, TF(F32, SH(5, 3), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), GW(F32), TI(I64, SH(3), 1, 2, 3)),
+            RLX_ERR_SHAPE, "inner dims differ: x has K=3, w has 2");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F32), GW(F32), TI(I64, SH(2), 1, 2)), RLX_ERR_SHAPE, "2 offsets for 3 groups");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F32), GW(F32), TF(F32, SH(3), 1, 2, 3)), RLX_ERR_SHAPE, "offsets must be i32 or i64");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F32), TF(F32, SH(2, 2), 1, 0, 0, 1), TI(I64, SH(3), 1, 2, 3)), RLX_ERR_SHAPE,
+            "got ranks 2, 2 and 1");
+  krun_free(&r);
+  CHECK_ERR(gmm(&r, GX(F16), GW(F16), TI(I64, SH(3), 1, 2, 3)), RLX_ERR_UNSUPPORTED, "computes in f32 or f64");
+  krun_free(&r);
+}
+
+TEST_MAIN(histc_explicit_range, histc_data_range, histc_rounding_in_dtype, histc_infer_errors,
+          grouped_matmul_groups, grouped_matmul_bad_offsets, grouped_matmul_infer_errors)
