@@ -33,6 +33,8 @@ static rlx_status histc_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "histc takes a float tensor, got %s (torch's CPU "
                       "histc has no integer kernel)", rlx_dtype_name(x->dtype));
   if (p->bins < 1) RLX_INFER_FAIL("histc: bins must be > 0, got %lld", (long long)p->bins);
+  if (p->bins > ((int64_t)1 << 40)) /* the count scratch (8 bytes a bin) must be sizeable */
+    RLX_INFER_FAIL("histc: %lld bins is too many", (long long)p->bins);
   if (!isfinite(p->min) || !isfinite(p->max))
     RLX_INFER_FAIL("histc: range of [%g, %g] is not finite", p->min, p->max);
   if (p->min > p->max) RLX_INFER_FAIL("histc: max must be larger than min (min %g, max %g)", p->min, p->max);

@@ -93,6 +93,8 @@ TEST(histc_infer_errors) {
   krun r;
   CHECK_ERR(histc(&r, 0, 0, 1, TF(F32, SH(2), 0, 1)), RLX_ERR_SHAPE, "bins must be > 0");
   krun_free(&r);
+  CHECK_ERR(histc(&r, INT64_MAX / 4, 0, 1, TF(F32, SH(2), 0, 1)), RLX_ERR_SHAPE, "bins is too many");
+  krun_free(&r);
   CHECK_ERR(histc(&r, 3, 2, 1, TF(F32, SH(2), 0, 1)), RLX_ERR_SHAPE, "max must be larger than min");
   krun_free(&r);
   CHECK_ERR(histc(&r, 3, 0, INFINITY, TF(F32, SH(2), 0, 1)), RLX_ERR_SHAPE, "not finite");
