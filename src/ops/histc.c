@@ -19,8 +19,8 @@
  * dtype after each step (as c10::Half and c10::BFloat16 arithmetic does), so
  * values on or next to a bin edge land where torch puts them. Counts are
  * exact (int64 in scratch) and rounded to the dtype once; torch adds f16/bf16
- * counts in the dtype, which loses counts past 2048 (f16) or 256 (bf16) in
- * one bin, so rlx differs from torch only there.
+ * counts in the dtype, which stops counting past 2048 (f16) or 256 (bf16) in
+ * one bin of one thread's histogram, so rlx differs from torch only there.
  */
 #include <math.h>
 

@@ -30,6 +30,11 @@ int cmd_ops(int argc, char **argv) {
          "  - gelu(+inf) is +inf; torch gives NaN in its vectorized lanes and +inf in scalar tails\n"
          "  - as_strided reads its input's contiguous storage (torch reads a view's base storage)\n"
          "  - sort, argsort and topk are stable; torch's topk may order equal values differently\n"
+         "  - grouped mm offsets that decrease or pass the input's rows are a run-time error (torch's\n"
+         "    fallback silently overlaps or clips the groups); rows past the last offset are zero\n"
+         "    (torch's _grouped_mm leaves them unset)\n"
+         "  - histc counts are exact; torch adds f16/bf16 counts in that dtype, which stops counting\n"
+         "    past 2048 (f16) or 256 (bf16) per thread in one bin\n"
          "  - random ops (rand, randn, randperm, dropout in training) are not supported\n");
   free(names);
   return 0;
