@@ -245,9 +245,10 @@ def markdown(rows: list[dict], extra: list[dict], torch_version: str, results_pa
         "## Ops outside Core ATen",
         "",
         "Overloads outside Core ATen appear in `aten` and `high` exports (the exporter keeps "
-        "some high-level ops whole).  Listed: every such overload the conformance suite tests, "
-        "and every other base name rlx's registry lowers (shown without an overload: it has no "
-        "conformance case yet).",
+        "some high-level ops whole), as do libraries' custom ops (`torch.library`, e.g. "
+        "`transformers.grouped_mm_fallback`).  Listed: every such overload the conformance "
+        "suite tests, and every other base name rlx's registry lowers (shown without an "
+        "overload: it has no conformance case yet).",
         "",
         "| op | status | cases passing | notes |",
         "|---|---|---|---|",
