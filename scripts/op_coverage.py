@@ -6,7 +6,8 @@
 Sources:
   * the Core ATen overload list: every OpOverload of ``torch.ops.aten`` tagged
     ``torch.Tag.core`` in the installed torch;
-  * the aten base names rlx lowers: ``$RLX_BIN ops`` (lines ``  aten.<base>``;
+  * the ops rlx lowers: ``$RLX_BIN ops`` (lines ``  <namespace>.<base>``, e.g.
+    ``aten.add`` or a library's custom op ``transformers.grouped_mm_fallback``;
     default binary ``build/rlx``);
   * the conformance results: ``tests/conformance/results.json`` (written by
     ``python3 -m pytest tests/conformance``).
@@ -90,8 +91,8 @@ STATUSES = ("supported", "failing", "untested", "unsupported", "excluded")
 
 
 def base_name(overload: str) -> str:
-    """``aten.add.Tensor`` -> ``add``."""
-    return overload.split(".")[1]
+    """``aten.add.Tensor`` -> ``aten.add`` (namespace and base name, no overload)."""
+    return ".".join(overload.split(".")[:2])
 
 
 def core_overloads() -> list[str]:
@@ -109,7 +110,7 @@ def core_overloads() -> list[str]:
 
 
 def rlx_registry(rlx: str) -> set[str]:
-    """Base names from ``rlx ops``."""
+    """Op names (``aten.add``, ``transformers.grouped_mm_fallback``) from ``rlx ops``."""
     try:
         p = subprocess.run([rlx, "ops"], capture_output=True, encoding="utf-8", timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -117,8 +118,8 @@ def rlx_registry(rlx: str) -> set[str]:
     if p.returncode != 0:
         raise SystemExit(f"op_coverage: '{rlx} ops' failed (exit {p.returncode}): "
                          f"{p.stderr.strip()}")
-    names = set(re.findall(r"^ {2}aten\.([A-Za-z0-9_]+)\s*$", p.stdout, re.M))
-    if not names:
+    names = set(re.findall(r"^ {2}([A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9_]+)\s*$", p.stdout, re.M))
+    if not any(n.startswith("aten.") for n in names):
         raise SystemExit(f"op_coverage: '{rlx} ops' listed no aten ops")
     return names
 
@@ -194,8 +195,8 @@ def noncore_rows(core: list[str], registry: set[str], results: dict[str, list[di
         rows.append(classify(ov, registry, results))
         seen.add(base_name(ov))
     for b in sorted(registry - core_bases - seen):
-        rows.append({"overload": f"aten.{b}", "status": "untested", "passed": 0, "total": 0,
-                     "failures": [], "reason": NONCORE_NOTES.get(f"aten.{b}", "")})
+        rows.append({"overload": b, "status": "untested", "passed": 0, "total": 0,
+                     "failures": [], "reason": NONCORE_NOTES.get(b, "")})
     return sorted(rows, key=lambda r: r["overload"])
 
 
@@ -244,9 +245,10 @@ def markdown(rows: list[dict], extra: list[dict], torch_version: str, results_pa
         "## Ops outside Core ATen",
         "",
         "Overloads outside Core ATen appear in `aten` and `high` exports (the exporter keeps "
-        "some high-level ops whole).  Listed: every such overload the conformance suite tests, "
-        "and every other base name rlx's registry lowers (shown without an overload: it has no "
-        "conformance case yet).",
+        "some high-level ops whole), as do libraries' custom ops (`torch.library`, e.g. "
+        "`transformers.grouped_mm_fallback`).  Listed: every such overload the conformance "
+        "suite tests, and every other base name rlx's registry lowers (shown without an "
+        "overload: it has no conformance case yet).",
         "",
         "| op | status | cases passing | notes |",
         "|---|---|---|---|",

@@ -143,15 +143,17 @@ def find_rlx_binary() -> str | None:
 
 # the list after the marker runs to the end of its paragraph (a blank line) or of the text
 _UNSUPPORTED_RE = re.compile(r"does not yet support(.*?)(?:\n[ \t]*\n|\Z)", re.S)
-_ATEN_RE = re.compile(r"aten\.[A-Za-z0-9_.]+")
+# a qualified op name: aten.roll.default, aten.erfinv, or a library's custom op
+# (transformers.grouped_mm_fallback.default); node names in the list have no dots
+_OP_RE = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.\w+)+")
 
 
 def parse_unsupported(text: str) -> list[str]:
-    """ATen op names listed after "does not yet support" in rlx's output."""
+    """Op names listed after "does not yet support" in rlx's output: aten ops and
+    custom ops of other namespaces alike (only aten ops can be decomposed)."""
     names: list[str] = []
     for m in _UNSUPPORTED_RE.finditer(text):
-        for name in _ATEN_RE.findall(m.group(1)):
-            name = name.rstrip(".")
+        for name in _OP_RE.findall(m.group(1)):
             if name not in names:
                 names.append(name)
     return names

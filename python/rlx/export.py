@@ -376,6 +376,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         "strict": strict,
         "check": check_state,
         "check_message": check_msg,
+        "unsupported_ops": parse_unsupported(check_msg) if check_state == "failed" else [],
         "rlx_bin": rlx_bin,
     }
 
@@ -491,7 +492,10 @@ def main(argv: list[str] | None = None) -> int:
     if not a.quiet:
         print(format_summary(s))
     if s["check"] == "failed":
-        print(f"rlx.export: rlx inspect --check failed:\n{s['check_message']}", file=sys.stderr)
+        ops = s["unsupported_ops"]
+        head = f" (unsupported ops: {', '.join(ops)})" if ops else ""
+        print(f"rlx.export: rlx inspect --check failed{head}:\n{s['check_message']}",
+              file=sys.stderr)
         return 1
     return 0
 

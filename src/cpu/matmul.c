@@ -3,6 +3,7 @@
  * time when it is a constant 2-D weight (linear layers), bias and alpha/beta
  * applied after. Many small batches (attention's bmm) run in parallel over
  * batches with single-threaded sgemm; few large ones use the threaded sgemm.
+ * Also the grouped matmul (MoE experts): one sgemm per group of rows.
  *
  *   a [*Ba, M, K], b [*Bb, K, N] (trans_b: [*Bb, N, K]), bias -> [*B, M, N]
  */
@@ -97,6 +98,54 @@ rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads
       return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
     rlx_sgemm_pack_b(N, K, b->data, n->p.matmul.trans_b ? K : N, n->p.matmul.trans_b, k->packed);
     k->name = "f32_matmul_sgemm_packed_b";
+  }
+  return RLX_OK;
+}
+
+/* ---- grouped matmul: one sgemm per group of rows ----
+ *
+ *   x [S, K], w [E, K, N], offs [E] -> [S, N]
+ *
+ * The offsets are checked first, as the reference kernel does; each group's
+ * rows run through the threaded sgemm; rows past the last offset are zeroed.
+ * A constant w (MoE expert weights) is packed per group at compile time. */
+
+static size_t packed_group_bytes(int64_t N, int64_t K) { return (rlx_sgemm_packed_size(N, K) + 63) & ~(size_t)63; }
+
+static rlx_status gmm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  (void)n;
+  const rlx_tensor_view *offs = &in[2];
+  int64_t S = in[0].dims[0], K = in[0].dims[1], E = in[1].dims[0], N = in[1].dims[2];
+  rlx_status st = rlx_grouped_offsets_check(offs, S);
+  if (st) return st;
+  const float *X = in[0].data, *W = in[1].data;
+  float *Y = out[0].data;
+  size_t pg = packed_group_bytes(N, K);
+  int64_t start = 0;
+  for (int64_t e = 0; e < E; e++) {
+    int64_t end = rlx_load_i64(offs->data, offs->dtype, e);
+    const float *bp = x->packed ? (const float *)((const char *)x->packed + (size_t)e * pg) : NULL;
+    rlx_sgemm_packed(x->tp, end - start, N, K, X + start * K, K, NULL, W + e * K * N, N, false, bp, Y + start * N, N,
+                     x->scratch);
+    start = end;
+  }
+  memset(Y + start * N, 0, sizeof(float) * (size_t)((S - start) * N));
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_grouped_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1);
+  if (x->dtype != RLX_DTYPE_F32) return RLX_OK;
+  k->fast = gmm_run, k->ref = NULL, k->name = "f32_grouped_matmul_sgemm";
+  k->scratch = rlx_sgemm_scratch(threads);
+  int64_t E = w->shape.dims[0], K = w->shape.dims[1], N = w->shape.dims[2];
+  size_t pg = packed_group_bytes(N, K);
+  if ((w->kind == RLX_VALUE_WEIGHT || w->kind == RLX_VALUE_CONST) && E > 0 && N > 0 && K > 0) {
+    if (!(k->packed = rlx_aligned_alloc((size_t)E * pg)))
+      return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+    for (int64_t e = 0; e < E; e++)
+      rlx_sgemm_pack_b(N, K, (const float *)w->data + e * K * N, N, false, (float *)((char *)k->packed + (size_t)e * pg));
+    k->name = "f32_grouped_matmul_sgemm_packed_b";
   }
   return RLX_OK;
 }

@@ -213,9 +213,10 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
     dst->nodes[i] = n;
   }
   dst->n_nodes = src->n_nodes;
-  memcpy(dst->inputs, src->inputs, sizeof(int32_t) * (size_t)src->n_inputs);
+  if (src->n_inputs) /* a graph of factories has none (and a NULL array: no memcpy from NULL) */
+    memcpy(dst->inputs, src->inputs, sizeof(int32_t) * (size_t)src->n_inputs);
   dst->n_inputs = src->n_inputs;
-  memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
+  if (src->n_outputs) memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
   dst->n_outputs = src->n_outputs;
   if (src->n_fx_values) {
     if (!(dst->fx_values = rlx_malloc(sizeof(int32_t) * (size_t)src->n_fx_values))) goto oom;

@@ -194,6 +194,13 @@ typedef struct rlx_scan_params {
   bool prod; /* cumprod instead of cumsum */
 } rlx_scan_params;
 
+/* histc: `bins` equal-width bins over [min, max]; min == max: over the
+ * data's range, found at run time (torch.histc). */
+typedef struct rlx_histc_params {
+  int64_t bins; /* >= 1 */
+  double min, max;
+} rlx_histc_params;
+
 typedef struct rlx_full_params {
   rlx_dtype dtype;
   rlx_shape shape;
@@ -298,6 +305,7 @@ typedef union rlx_params {
   rlx_gather_params gather;
   rlx_index_params index;
   rlx_scan_params scan;
+  rlx_histc_params histc;
   rlx_sort_params sort;
   rlx_scatter_params scatter;
   rlx_index_put_params index_put;

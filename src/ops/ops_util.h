@@ -65,6 +65,11 @@ rlx_status rlx_epilogue_infer(const rlx_value *residual, const rlx_epilogue *ep,
 void rlx_epilogue_apply(const rlx_epilogue *ep, const rlx_tensor_view *residual, rlx_tensor_view *out);
 void rlx_epilogue_print(const rlx_epilogue *ep, bool has_residual, char *buf, size_t cap);
 
+/* Checks grouped_matmul's run-time offsets [E] against the S rows of its
+ * input (grouped_matmul.c): RLX_ERR_RUNTIME naming the first bad entry unless
+ * 0 <= offs[0] <= offs[1] <= ... <= S. */
+rlx_status rlx_grouped_offsets_check(const rlx_tensor_view *offs, int64_t S);
+
 /* Errors for infer functions (the node's label is added by the caller). */
 #define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
 

@@ -20,6 +20,7 @@ typedef struct spec {
   rlx_dtype dt;
   rlx_shape sh;
   bool constant, absent, specials;
+  const int64_t *vals; /* exact values (e.g. grouped_matmul's offsets) instead of random ones */
 } spec;
 
 static unsigned rng = 12345;
@@ -34,7 +35,8 @@ static void *fill(const spec *s) {
   for (int64_t i = 0; i < n; i++) {
     double v = urand() * 2;
     if (s->specials && i % 7 == 3) v = (i % 3 == 0) ? NAN : (i % 3 == 1) ? INFINITY : -INFINITY;
-    if (s->dt == RLX_DTYPE_BOOL) rlx_store_i64(d, s->dt, i, urand() > -0.6);
+    if (s->vals) rlx_store_i64(d, s->dt, i, s->vals[i]);
+    else if (s->dt == RLX_DTYPE_BOOL) rlx_store_i64(d, s->dt, i, urand() > -0.6);
     else rlx_store_f64(d, s->dt, i, v);
   }
   return d;
@@ -106,8 +108,10 @@ done:
   return worst;
 }
 
-#define F32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, false, false, false})
-#define W32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, true, false, false})
+#define F32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, false, false, false, NULL})
+#define W32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, true, false, false, NULL})
+/* A 1-D integer tensor of dtype t holding the values v[0..n). */
+#define IVALS(t, n, v) ((spec){RLX_DTYPE_##t, {.rank = 1, .dims = {n}}, false, false, false, v})
 #define NONE ((spec){.absent = true})
 
 static void each_threads(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in) {
@@ -131,6 +135,23 @@ TEST(matmul_tiles) {
   each_threads("linear+residual+gelu", RLX_OP_MATMUL, &e, 4, (spec[]){F32(7, 33), W32(20, 33), W32(20), F32(7, 20)});
   rlx_params bmm = {.matmul = {.alpha = 1, .beta = 1}}; /* many small batches: attention's bmm */
   each_threads("bmm", RLX_OP_MATMUL, &bmm, 2, (spec[]){F32(12, 17, 8), F32(12, 8, 17)});
+}
+
+/* Groups of rows around the tiles: empty groups, one-row groups, rows past the last offset,
+ * K and N at 1, tile - 1, tile, tile + 1; the weights constant (packed per group at compile
+ * time) or not. */
+TEST(grouped_matmul) {
+  static const int64_t offs_a[4] = {0, 1, 1, 13}, offs_b[3] = {50, 120, 197}, offs_c[2] = {0, 0};
+  struct { int64_t S, K, N, E; const int64_t *offs; } cases[] = {
+      {13, 1, 1, 4, offs_a}, {14, 7, 31, 4, offs_a}, {13, 256, 32, 4, offs_a}, {200, 300, 33, 3, offs_b},
+      {197, 64, 96, 3, offs_b}, {5, 8, 8, 2, offs_c}};
+  rlx_params p = {0};
+  for (size_t c = 0; c < RLX_COUNTOF(cases); c++) {
+    int64_t S = cases[c].S, K = cases[c].K, N = cases[c].N, E = cases[c].E;
+    each_threads("grouped_matmul", RLX_OP_GROUPED_MATMUL, &p, 3, (spec[]){F32(S, K), F32(E, K, N), IVALS(I64, E, cases[c].offs)});
+    each_threads("grouped_matmul const w", RLX_OP_GROUPED_MATMUL, &p, 3,
+                 (spec[]){F32(S, K), W32(E, K, N), IVALS(I32, E, cases[c].offs)});
+  }
 }
 
 static rlx_params conv2(int64_t s, int64_t pd, int64_t d, int64_t g) {
@@ -229,7 +250,7 @@ TEST(attention) {
   p.attention.causal = true, p.attention.scale = 0.3;
   each_threads("attention causal gqa", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 4, 7, 8), F32(1, 2, 7, 8), F32(1, 2, 7, 8)});
   rlx_params m = {.attention = {.causal = false}};
-  spec bm = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {2, 1, 9, 11}}, false, false, false};
+  spec bm = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {2, 1, 9, 11}}, false, false, false, NULL};
   each_threads("attention bool mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), bm});
   each_threads("attention float mask", RLX_OP_ATTENTION, &m, 4,
@@ -276,4 +297,4 @@ TEST(permute) {
   each_threads("transpose 2-D", RLX_OP_PERMUTE, &p2, 1, (spec[]){F32(300, 257)});
 }
 
-TEST_MAIN(matmul_tiles, conv_shapes, elementwise, pooling, attention, rows, permute)
+TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, pooling, attention, rows, permute)

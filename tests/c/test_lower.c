@@ -183,6 +183,63 @@ TEST(addmm) {
   fx_free(&f);
 }
 
+/* transformers.grouped_mm_fallback (a library's custom op, found by its
+ * namespace): x [4, 2], w [2, 2, 3] with w0 = [[1,0,1],[0,1,1]] and
+ * w1 = 2 * w0 + 1, offsets read at run time. */
+static const float gmm_w[12] = {1, 0, 1, 0, 1, 1, 3, 1, 3, 1, 3, 3};
+static const st_spec gmm_specs[] = {{"experts.w", "F32", 3, {2, 2, 3}, gmm_w}};
+#define GMM_NODE(op)                                                                            \
+  "{'id': 'g', 'op': '" op "', 'args': [{'ref': 'x'}, {'ref': 'p_w'}, {'ref': 'offs'}],"        \
+  " 'out': {" F32("[4, 3]") "}}"
+
+TEST(grouped_mm_fallback) {
+  fixture f;
+  CHECK(rlx_lower_find("transformers.grouped_mm_fallback.default") == rlx_lower_find("aten._grouped_mm.default"));
+  CHECK(rlx_lower_find("transformers.grouped_mm_fallback.default") != NULL);
+  CHECK(rlx_lower_find("aten.grouped_mm_fallback.default") == NULL); /* the namespace is part of the name */
+  CHECK(rlx_lower_find("mylib.add.Tensor") == NULL && rlx_lower_find("aten.add") != NULL);
+  CHECK(rlx_lower_find("add") == NULL && rlx_lower_find("aten.") == NULL && rlx_lower_find(".add.Tensor") == NULL);
+  bool listed = false;
+  for (int i = 0; i < rlx_lower_registry_count(); i++)
+    listed |= !strcmp(rlx_lower_registry_name(i), "transformers.grouped_mm_fallback");
+  CHECK(listed);
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[4, 2]") "}, {'id': 'offs', 'shape': [2], 'dtype': 'i32'}",
+                   "{'id': 'p_w', 'key': 'experts.w', " F32("[2, 2, 3]") "}",
+                   GMM_NODE("transformers.grouped_mm_fallback.default"), "{'ref': 'g', " F32("[4, 3]") "}",
+                   gmm_specs, 1));
+  CHECK_OK(fx_compile(&f, false));
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int32_t offs[2] = {1, 3};
+  rlx_tensor_view vx = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {4, 2}};
+  rlx_tensor_view vo = {.data = offs, .dtype = RLX_DTYPE_I32, .rank = 1, .dims = {2}};
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &vx));
+  CHECK_OK(rlx_session_bind_input(f.s, "offs", &vo));
+  CHECK_OK(rlx_session_run(f.s));
+  /* row 0 by w0: [a, b, a + b]; rows 1, 2 by w1: [3a + b, a + 3b, 3a + 3b]; row 3 past the end: 0 */
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(4, 3), 1, 2, 3, 13, 15, 21, 21, 23, 33, 0, 0, 0);
+  offs[0] = 0, offs[1] = 0; /* every group empty: all zero */
+  CHECK_OK(rlx_session_run(f.s));
+  CHECK_OUT(&f, 0, RLX_DTYPE_F32, DIMS(4, 3), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  offs[0] = 3, offs[1] = 1; /* decreasing */
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME, "node 'g' (transformers.grouped_mm_fallback.default): "
+            "grouped_matmul: offsets must be non-decreasing from 0, but offsets[1] = 1 follows 3");
+  offs[0] = 1, offs[1] = 5; /* past S */
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME, "offsets[1] = 5 is past the 4 rows of the input");
+  offs[0] = -1; /* negative */
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME, "offsets[0] = -1 follows 0");
+  fx_free(&f);
+  /* _grouped_mm: the same form lowers; a 3-D x 3-D one (batched) is refused naming the node */
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[4, 2]") "}, {'id': 'offs', 'shape': [2], 'dtype': 'i32'}",
+                   "{'id': 'p_w', 'key': 'experts.w', " F32("[2, 2, 3]") "}", GMM_NODE("aten._grouped_mm.default"),
+                   "{'ref': 'g', " F32("[4, 3]") "}", gmm_specs, 1));
+  fx_free(&f);
+  CHECK_ERR(fx_load(&f, "{'id': 'x', " F32("[2, 4, 2]") "}", "{'id': 'p_w', 'key': 'experts.w', " F32("[2, 2, 3]") "}",
+                    "{'id': 'g', 'op': 'aten._grouped_mm.default', 'args': [{'ref': 'x'}, {'ref': 'p_w'}],"
+                    " 'out': {" F32("[2, 4, 3]") "}}", "", gmm_specs, 1),
+            RLX_ERR_UNSUPPORTED, "node 'g' (aten._grouped_mm.default): grouped mm is supported as a 2-D input "
+            "times a 3-D weight with offsets, without bias or out_dtype; got a 3-D input, a 3-D weight, no offsets");
+}
+
 /* matmul of two vectors is a scalar. The fillers make the reshape of `a`
  * grow the value table, so a handler holding a value pointer across it
  * would read freed memory (caught by the sanitizer build). */
@@ -566,6 +623,10 @@ TEST(unsupported_ops_in_one_report) {
                     " {'id': 'n4', 'op': 'frob_size', 'args': [], 'out': null},"
                     " {'id': 'n5', 'op': 'frob_size', 'args': [], 'out': null}", "", NULL, 0),
             RLX_ERR_UNSUPPORTED, "support 1 op(s): frob_size (nodes: n1, n2, n3, n4, ...)");
+  /* a library's custom op rlx does not know is named with its namespace */
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'f', 'op': 'mylib.frob.default', 'args': [{'ref': 'x'}], 'out': {"
+                    F32("[2]") "}}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "support 1 op(s): mylib.frob.default (nodes: f)");
   /* scalar (SymInt) nodes are supported: they carry their recorded value */
   CHECK_ERR(fx_load(&f, X2, "", "{'id': 'n1', 'op': 'sym_size', 'args': [], 'out': null}", "", NULL, 0),
             RLX_ERR_FORMAT, "node 'n1' (sym_size): a scalar node must record its value");
@@ -702,7 +763,7 @@ TEST(duplicate_ids) {
   CHECK_ERR(fx_load(&f, X2 ", " X2, "", "", "", NULL, 0), RLX_ERR_FORMAT, "input 'x' is declared twice");
 }
 
-TEST_MAIN(linear, addmm, matmul_vectors, conv2d, conv2d_same_unbatched, constant_pad_nd,
+TEST_MAIN(linear, addmm, grouped_mm_fallback, matmul_vectors, conv2d, conv2d_same_unbatched, constant_pad_nd,
           split_with_sizes_getitem, select_negative_index, slice_negative_start_step, narrow_bounds,
           cat_promotes, index_tensor, masked_fill_neg_inf, div_rounding_modes, where_scalar_branch,
           sum_empty_dim_list, constant_outputs, unsupported_ops_in_one_report, recorded_shape_mismatch,

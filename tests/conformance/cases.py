@@ -37,7 +37,7 @@ DECOMPOSITIONS = ("aten", "high", "core")
 
 
 def op_name(op: Any) -> str:
-    """``aten.add.Tensor`` for an OpOverload or a string naming one."""
+    """``aten.add.Tensor`` for an OpOverload (any namespace) or a string naming an aten one."""
     if isinstance(op, torch._ops.OpOverload):
         return str(op)
     name = str(op)
@@ -69,7 +69,10 @@ class Case:
 
     @property
     def id(self) -> str:
-        return f"{self.op[len('aten.'):]}-{self.name}"
+        """``add.Tensor-broadcast``; a custom op keeps its namespace
+        (``transformers.grouped_mm_fallback.default-uneven``)."""
+        op = self.op[len("aten."):] if self.op.startswith("aten.") else self.op
+        return f"{op}-{self.name}"
 
     def __repr__(self) -> str:  # pytest shows this on failure
         return f"Case({self.id})"
@@ -96,7 +99,7 @@ def case(op: Any, name: str, fn: Callable, *inputs: Any, decomposition: str = "a
         raise ValueError(f"unknown decomposition {decomposition!r}")
     full = op_name(op)
     c = Case(full, name, fn, tuple(inputs), decomposition,
-             tuple(op_name(e) for e in (expect if expect is not None else (full,))),
+             tuple(op_name(e) for e in expect) if expect is not None else (full,),
              atol, rtol, dynamic, file=_current_file, refuses=refuses)
     if c.id in _ALL:
         raise ValueError(f"duplicate conformance case id {c.id!r}")

@@ -1,8 +1,8 @@
-"""Conformance: tensor factories and fills (arange, full, scalar_tensor, empty, fill, zeros,
-ones and their *_like / new_* forms) and the symbolic-size op sym_size.int.
+"""Conformance: tensor factories and fills (arange, full, scalar_tensor, empty, empty_permuted,
+fill, zeros, ones and their *_like / new_* forms) and the symbolic-size op sym_size.int.
 
-Factories take no tensor input, so most cases have none.  ``empty`` and
-``empty_strided`` return uninitialized memory: their cases compare either a
+Factories take no tensor input, so most cases have none.  ``empty``,
+``empty_strided`` and ``empty_permuted`` return uninitialized memory: their cases compare either a
 zero-size result (nothing to compare but the shape) or the result after a fill
 or copy, which is how exported graphs use them.  arange covers fractional and
 negative steps (length ceil((end - start) / step), computed as torch does in
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from cases import (INF, aten, b8, bf16, bools, case, case_id, f16, f32, f64, i32, i64, ints,
-                   randn, seed, special)
+                   perm_index, randn, seed, special)
 
 seed("test_create")
 
@@ -89,6 +89,20 @@ CASES += [
          ints(0, 9, 2)),
     case(aten.new_empty.default, "dtype-then-fill", lambda x: aten.fill.Scalar(
         aten.new_empty.default(x, [3], dtype=i32), 4), randn(2)),
+]
+
+# -- empty_permuted (uninitialized, a logical shape stored in a permuted order: compare after a
+# fill or copy, as exported graphs use it, e.g. transformers' MoE index_put into one)
+_ep = aten.empty_permuted.default
+CASES += [
+    case(_ep, "then-fill", lambda: aten.fill.Scalar(_ep([2, 3, 4], [0, 2, 1]), 1.5),
+         expect=[_ep, aten.fill.Scalar]),
+    case(_ep, "transposed-then-copy", lambda x: aten.copy.default(_ep([3, 4], [1, 0]), x),
+         randn(3, 4), expect=[_ep, aten.copy.default]),
+    case(_ep, "i64-then-index-put", lambda i, v: aten.index_put.default(
+        _ep([5], [0], dtype=i64), [i], v), perm_index(5), ints(0, 99, 5),
+         expect=[_ep, aten.index_put.default]),
+    case(_ep, "zero-size", lambda: _ep([0, 3], [1, 0])),
 ]
 
 # -- fill

@@ -1,4 +1,4 @@
-"""Conformance: matrix products, convolution, normalization, attention, dropout, distances.
+"""Conformance: matrix products (grouped ones too), convolution, normalization, attention, dropout, distances.
 
 Weights are passed as inputs (the conformance export has no parameters), so
 each case is one op on example tensors.  Multi-output ops (native_layer_norm,
@@ -13,7 +13,7 @@ transposed with output_padding, an empty batch and a channels-last input
 import pytest
 import torch
 
-from cases import (INF, aten, bf16, bools, case, case_id, f16, f64, i32, ints, randn, seed,
+from cases import (INF, aten, bf16, bools, case, case_id, f16, f64, i32, i64, ints, randn, seed,
                    special, uniform)
 
 seed("test_nn")
@@ -84,6 +84,53 @@ CASES += [
          randn(5, 8)),
     case(aten.linear.default, "bf16-1d", lambda x, w, b: aten.linear.default(x, w, b),
          randn(16, dtype=bf16), randn(3, 16, dtype=bf16), randn(3, dtype=bf16)),
+]
+
+# -- grouped matmul: transformers' grouped_mm_fallback (a custom op; importing
+# transformers.integrations.moe registers torch.ops.transformers) and aten._grouped_mm in the
+# 2-D x 3-D form with offsets.  Offsets are inputs (rlx reads them at run time): uneven groups,
+# an empty group, rows past the last offset (zero in the fallback; torch's _grouped_mm leaves
+# them unset, so its cases cover every row), i32 and i64 offsets.
+try:
+    import transformers.integrations.moe  # noqa: F401
+    _gmf = torch.ops.transformers.grouped_mm_fallback.default
+except (ImportError, AttributeError):  # the cases below need transformers
+    _gmf = None
+
+
+def _offs(*v, dtype=i32):
+    return torch.tensor(v, dtype=dtype)
+
+
+if _gmf is not None:
+    CASES += [
+        case(_gmf, "uneven-empty-group-tail-rows", lambda x, w, o: _gmf(x, w, o), randn(10, 8),
+             randn(3, 8, 5), _offs(3, 3, 8)),
+        case(_gmf, "i64-offs-empty-first-group", lambda x, w, o: _gmf(x, w, o), randn(9, 6),
+             randn(3, 6, 7), _offs(0, 4, 9, dtype=i64)),
+        case(_gmf, "all-groups-empty", lambda x, w, o: _gmf(x, w, o), randn(4, 3), randn(2, 3, 5),
+             _offs(0, 0)),
+        case(_gmf, "moe-transposed-weight", lambda x, w, o: _gmf(x, w.transpose(-2, -1), o),
+             randn(16, 32), randn(4, 24, 32), _offs(5, 6, 6, 13)),
+        case(_gmf, "large-odd", lambda x, w, o: _gmf(x, w, o), randn(67, 129), randn(4, 129, 33),
+             _offs(10, 30, 30, 60)),
+        case(_gmf, "k-zero", lambda x, w, o: _gmf(x, w, o), randn(4, 0), randn(2, 0, 3),
+             _offs(1, 3)),
+        case(_gmf, "f64", lambda x, w, o: _gmf(x, w, o), randn(7, 5, dtype=f64),
+             randn(2, 5, 3, dtype=f64), _offs(2, 6)),
+        case(_gmf, "f16", lambda x, w, o: _gmf(x, w, o), randn(8, 64, dtype=f16),
+             randn(2, 64, 5, dtype=f16), _offs(3, 7)),
+        case(_gmf, "bf16", lambda x, w, o: _gmf(x, w, o), randn(8, 64, dtype=bf16),
+             randn(2, 64, 5, dtype=bf16), _offs(5, 8, dtype=i64)),
+    ]
+_gmm = aten._grouped_mm.default
+CASES += [
+    case(_gmm, "2d-3d-offs-empty-group", lambda x, w, o: _gmm(x, w, o), randn(12, 8),
+         randn(3, 8, 16), _offs(3, 3, 12)),
+    case(_gmm, "bf16", lambda x, w, o: _gmm(x, w, o), randn(16, 16, dtype=bf16),
+         randn(2, 16, 8, dtype=bf16), _offs(5, 16)),
+    case(_gmm, "3d-3d-batched-refused", lambda x, w: _gmm(x, w), randn(2, 4, 8), randn(2, 8, 16),
+         refuses="grouped mm is supported as a 2-D input times a 3-D weight with offsets"),
 ]
 
 # -- convolution: (input, weight, bias, stride, padding, dilation, transposed, output_padding,

@@ -1,4 +1,4 @@
-"""Conformance: reductions, arg-reductions, scans and softmax.
+"""Conformance: reductions, arg-reductions, scans, histc and softmax.
 
 Reductions are tested over several axes at once, negative axes, keepdim, the
 empty axis list (which reduces everything), zero-size inputs (sum -> 0,
@@ -246,6 +246,44 @@ CASES += [
     case(_cp, "f16", lambda x: _cp(x, 1), uniform(0.9, 1.1, 3, 30, dtype=f16)),
     case(_cp, "empty", lambda x: _cp(x, 1), randn(3, 0)),
     case(_cp, "zeros-in-row", lambda x: _cp(x, 1), torch.tensor([[1.0, 2.0, 0.0, 3.0, -1.0]])),
+]
+
+# -- histc: counts of elements in equal-width bins.  Elements exactly on a bin edge, and one
+# float step either side, are where the order of rounding in torch's bin computation
+# ((x - min) * bins / (max - min) in the input dtype) decides the bin; NaN and elements outside
+# an explicit range are not counted; min == max bins over the data's own range.
+
+
+def _on_edges(lo, hi, bins, dtype=f32):
+    e = torch.linspace(lo, hi, bins + 1, dtype=f64).to(f32)
+    near = torch.cat([e, torch.nextafter(e, e + 1), torch.nextafter(e, e - 1)])
+    tenths = (torch.arange(0, 11, dtype=f64) / 10 * (hi - lo) + lo).to(f32)
+    return torch.cat([near, tenths]).to(dtype)
+
+
+_h = aten.histc.default
+_expert_ids = ints(0, 4, 64).to(f32)  # transformers' MoE: tokens per expert
+CASES += [
+    case(_h, "default-args-data-range", lambda x: _h(x), randn(300)),
+    case(_h, "data-range-bins-7-2d", lambda x: _h(x, 7), uniform(-2, 5, 6, 9)),
+    case(_h, "min-eq-max-nonzero-is-data-range", lambda x: _h(x, 4, 2.0, 2.0), randn(50)),
+    case(_h, "explicit-range-values-outside", lambda x: _h(x, 5, -1.0, 1.0), randn(400)),
+    case(_h, "moe-expert-counts", lambda x: _h(x, 4, 0, 3), _expert_ids),
+    case(_h, "moe-expert-counts-out-of-range-ids", lambda x: _h(x, 4, 0, 3),
+         torch.tensor([0.0, 3.0, 4.0, -1.0, 2.0, 3.0, 5.0])),
+    case(_h, "edges-unit", lambda x: _h(x, 10, 0.0, 1.0), _on_edges(0.0, 1.0, 10)),
+    case(_h, "edges-odd-range", lambda x: _h(x, 7, -1.3, 2.9), _on_edges(-1.3, 2.9, 7)),
+    case(_h, "edges-data-range", lambda x: _h(x, 9), _on_edges(-0.7, 3.1, 9)),
+    case(_h, "edges-f64", lambda x: _h(x, 7, -1.3, 2.9), _on_edges(-1.3, 2.9, 7, f64)),
+    case(_h, "edges-f16", lambda x: _h(x, 7, -1.3, 2.9), _on_edges(-1.3, 2.9, 7, f16)),
+    case(_h, "edges-bf16", lambda x: _h(x, 7, -1.3, 2.9), _on_edges(-1.3, 2.9, 7, bf16)),
+    case(_h, "f16-data-range", lambda x: _h(x, 13), randn(200, dtype=f16)),
+    case(_h, "all-at-max", lambda x: _h(x, 3, 0.0, 2.0), torch.full((5,), 2.0)),
+    case(_h, "constant-data-widens-range", lambda x: _h(x, 4), torch.full((6,), 2.5)),
+    case(_h, "special-explicit-range", lambda x: _h(x, 6, -3.0, 3.0), special(40)),
+    case(_h, "one-bin", lambda x: _h(x, 1, -1.0, 1.0), randn(20)),
+    case(_h, "empty", lambda x: _h(x, 3), randn(0)),
+    case(_h, "empty-explicit-range", lambda x: _h(x, 3, 0.0, 1.0), randn(0, 4)),
 ]
 
 # -- softmax / log_softmax / logsumexp (rows of -inf give NaN, as in torch)

@@ -115,6 +115,42 @@ def test_run_rejects_wrong_input_shape(rlx_bin, tmp_path):
     assert r.returncode == 2 and "'x'" in r.stderr and "[4, 1, 28, 28]" in r.stderr, r.stderr
 
 
+class GroupedMM(nn.Module):
+    """transformers' grouped matmul with the offsets as an input (rlx reads them at run time)."""
+    def forward(self, x, w, offs):
+        return torch.ops.transformers.grouped_mm_fallback(x, w, offs)
+
+
+def test_run_grouped_mm_bad_offsets_is_an_error(rlx_bin, tmp_path):
+    """Offsets that decrease or pass the input's rows are data: `rlx run` must refuse them with
+    an error naming the node and the entry (exit 2), never crash or read out of bounds."""
+    pytest.importorskip("transformers.integrations.moe")
+    out = tmp_path / "gmm"
+    x, w, offs = torch.randn(6, 4), torch.randn(3, 4, 5), torch.tensor([2, 2, 5], dtype=torch.int32)
+    s = rlx.export_program(GroupedMM(), (x, w, offs), out, decomposition="aten", check=False)
+    assert "transformers.grouped_mm_fallback.default" in dict(s["op_histogram"])
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "w.npy", w.numpy())
+    ok = np.array([1, 3, 6], np.int32)
+    for name, offsets, want in (("good", ok, None),
+                                ("decreasing", np.array([3, 1, 6], np.int32),
+                                 "offsets[1] = 1 follows 3"),
+                                ("past-rows", np.array([1, 3, 7], np.int32),
+                                 "offsets[2] = 7 is past the 6 rows")):
+        np.save(tmp_path / f"{name}.npy", offsets)
+        r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / 'x.npy'}", "--input",
+                    f"w={tmp_path / 'w.npy'}", "--input", f"offs={tmp_path / name}.npy",
+                    "--output-dir", tmp_path / name)
+        if want is None:
+            assert r.returncode == 0, r.stderr
+            got = np.load(tmp_path / name / "out_0.npy")
+            ref = torch.ops.transformers.grouped_mm_fallback(x, w, torch.from_numpy(ok)).numpy()
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+        else:
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert "grouped_mm_fallback" in r.stderr and want in r.stderr, r.stderr
+
+
 def test_inspect_bench_ops(rlx_bin):
     r = run_rlx(rlx_bin, "inspect", EXAMPLE)
     assert r.returncode == 0 and "aten.conv2d.default" in r.stdout and "conv" in r.stdout
@@ -122,6 +158,7 @@ def test_inspect_bench_ops(rlx_bin):
     assert r.returncode == 0 and "median" in r.stdout and "p90" in r.stdout
     r = run_rlx(rlx_bin, "ops")
     assert r.returncode == 0 and "aten.scaled_dot_product_attention" in r.stdout
+    assert "\n  transformers.grouped_mm_fallback\n" in r.stdout  # a library's custom op
 
 
 def test_usage_errors_exit_2(rlx_bin):

@@ -511,6 +511,13 @@ def test_parse_unsupported():
         "aten.roll.default", "aten.erfinv.default"]
     assert rx.parse_unsupported("aten.add.Tensor failed; nothing unsupported") == []
     assert rx.parse_unsupported("") == []
+    # a library's custom op is named too (it cannot be decomposed, but the user must see it)
+    msg = ("error: aten->rlx registry does not yet support 2 op(s): aten.histc.default "
+           "(nodes: histc), transformers.grouped_mm_fallback.default (nodes: grouped_mm_fallback, "
+           "grouped_mm_fallback_1, ...)\n")
+    assert rx.parse_unsupported(msg) == ["aten.histc.default",
+                                         "transformers.grouped_mm_fallback.default"]
+    assert rx.decompose_candidates(rx.parse_unsupported(msg)) == []
 
 
 def test_decompose_candidates():
@@ -560,11 +567,13 @@ echo "ok"
 
 
 def test_auto_decompose_gives_up(tmp_path, monkeypatch, capsys):
-    fake = _fake_rlx(tmp_path, "echo 'error: aten->rlx registry does not yet support 1 op(s): "
-                               "aten.unknown_thing.default' >&2\nexit 1\n")
+    fake = _fake_rlx(tmp_path, "echo 'error: aten->rlx registry does not yet support 2 op(s): "
+                               "aten.unknown_thing.default (nodes: u), mylib.frob.default "
+                               "(nodes: frob)' >&2\nexit 1\n")
     _use_fake(monkeypatch, fake)
     s = export(Roll(), (torch.randn(4, 3),), tmp_path / "o", decomposition="aten", check=True)
     assert s["check"] == "failed" and "unknown_thing" in s["check_message"]
+    assert s["unsupported_ops"] == ["aten.unknown_thing.default", "mylib.frob.default"]
     assert s["decompose_rounds"] == 0 and (tmp_path / "o" / "torch-ir.json").exists()
     # from the command line: the rlx message and exit code 1
     f = tmp_path / "roll.py"
@@ -574,6 +583,7 @@ def test_auto_decompose_gives_up(tmp_path, monkeypatch, capsys):
     rc = rx.main([str(f), "-o", str(tmp_path / "o2"), "--decomposition", "aten"])
     err = capsys.readouterr().err
     assert rc == 1 and "aten.unknown_thing.default" in err
+    assert "(unsupported ops: aten.unknown_thing.default, mylib.frob.default)" in err
 
 
 def test_check_rounds_are_capped(tmp_path, monkeypatch):

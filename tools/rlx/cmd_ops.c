@@ -1,6 +1,7 @@
 /*
- * cmd_ops.c — `rlx ops`: the aten ops the lowering registry handles, the rlx
- * op set they lower onto, and where rlx knowingly differs from torch.
+ * cmd_ops.c — `rlx ops`: the ops the lowering registry handles (aten, and
+ * library custom ops such as transformers.grouped_mm_fallback), the rlx op
+ * set they lower onto, and where rlx knowingly differs from torch.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,8 @@ int cmd_ops(int argc, char **argv) {
   if (!names) return 2;
   for (int i = 0; i < n; i++) names[i] = rlx_lower_registry_name(i);
   qsort(names, (size_t)n, sizeof *names, cmp_str);
-  printf("aten ops rlx lowers (%d, every overload unless a handler rejects it):\n", n);
-  for (int i = 0; i < n; i++) printf("  aten.%s\n", names[i]);
+  printf("ops rlx lowers (%d, every overload unless a handler rejects it):\n", n);
+  for (int i = 0; i < n; i++) printf("  %s\n", names[i]);
   printf("\nrlx op set (%d):", RLX_OP_COUNT);
   for (int i = 0; i < RLX_OP_COUNT; i++) printf(" %s", rlx_op_table[i].name);
   printf("\n\nknown deviations from eager torch (docs/ops.md has the full coverage report):\n"
@@ -29,6 +30,11 @@ int cmd_ops(int argc, char **argv) {
          "  - gelu(+inf) is +inf; torch gives NaN in its vectorized lanes and +inf in scalar tails\n"
          "  - as_strided reads its input's contiguous storage (torch reads a view's base storage)\n"
          "  - sort, argsort and topk are stable; torch's topk may order equal values differently\n"
+         "  - grouped mm offsets that decrease or pass the input's rows are a run-time error (torch's\n"
+         "    fallback silently overlaps or clips the groups); rows past the last offset are zero\n"
+         "    (torch's _grouped_mm leaves them unset)\n"
+         "  - histc counts are exact; torch adds f16/bf16 counts in that dtype, which stops counting\n"
+         "    past 2048 (f16) or 256 (bf16) per thread in one bin\n"
          "  - random ops (rand, randn, randperm, dropout in training) are not supported\n");
   free(names);
   return 0;

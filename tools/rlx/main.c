@@ -18,7 +18,7 @@ static void usage(FILE *f) {
           "  rlx run DIR [--input NAME=FILE.npy]... [--output-dir D]   run, write outputs as .npy\n"
           "  rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile]   latency percentiles; per-node times\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
-          "  rlx ops                                     the aten ops rlx lowers\n\n"
+          "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n\n"
           "exit status: 0 success / parity PASS, 1 parity FAIL, 2 error\n",
           RLX_VERSION_MAJOR, RLX_VERSION_MINOR, RLX_VERSION_PATCH);
 }

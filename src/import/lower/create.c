@@ -1,8 +1,10 @@
 /*
  * create.c — lowering of tensor factories: full / zeros / ones / empty (and
- * their _like and new_ forms), scalar_tensor, arange. Shapes and dtypes come
- * from the recorded output; the values from the arguments. empty* is
- * zero-filled (torch leaves it uninitialized; any value is correct).
+ * their _like and new_ forms, and empty_permuted), scalar_tensor, arange.
+ * Shapes and dtypes come from the recorded output; the values from the
+ * arguments. empty* is zero-filled (torch leaves it uninitialized; any value
+ * is correct). empty_permuted's physical layout does not matter: rlx tensors
+ * are contiguous in their logical shape, which is all a consumer can see.
  */
 #include "import/lower/lower.h"
 

@@ -1,6 +1,7 @@
 /*
  * linalg.c — lowering of mm, bmm, matmul (with torch's 1-D rules), addmm,
- * baddbmm, linear, and every scaled-dot-product-attention variant.
+ * baddbmm, linear, grouped matmuls (aten._grouped_mm and transformers'
+ * grouped_mm_fallback), and every scaled-dot-product-attention variant.
  *
  * Matmul and attention compute in f32 or f64: f16/bf16 operands are cast to
  * f32 and the result cast back (torch also accumulates them in f32).
@@ -76,6 +77,36 @@ rlx_status rlx_lower_linear(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_tensor(lw, n, 1, "weight", &w);
   if (!st) st = lw_opt_tensor(lw, n, 2, "bias", &b);
   return st ? st : emit_matmul(lw, n, x, w, b, true, 1.0, 1.0);
+}
+
+/* transformers.grouped_mm_fallback(input [S, K], weight [E, K, N], offs [E])
+ * and aten._grouped_mm(self, mat2, offs, bias, out_dtype) in the form MoE
+ * layers use (2-D x 3-D with offsets): one matmul per group of rows, the
+ * groups read from offs at run time; rows past the last offset are zero. */
+rlx_status rlx_lower_grouped_mm(rlx_lower *lw, const rlx_aten_node *n) {
+  bool fallback = lw_is(n, "grouped_mm_fallback");
+  int32_t x, w, offs, bias = -1;
+  int out_dtype = -1;
+  rlx_status st = lw_tensor(lw, n, 0, fallback ? "input" : "self", &x);
+  if (!st) st = lw_tensor(lw, n, 1, fallback ? "weight" : "mat2", &w);
+  if (!st) st = fallback ? lw_tensor(lw, n, 2, "offs", &offs) : lw_opt_tensor(lw, n, 2, "offs", &offs);
+  if (!st && !fallback) st = lw_opt_tensor(lw, n, 3, "bias", &bias);
+  if (!st && !fallback) st = lw_dtype(lw, n, 4, "out_dtype", -1, &out_dtype);
+  if (st) return st;
+  int xr = lw_val(lw, x)->shape.rank, wr = lw_val(lw, w)->shape.rank;
+  rlx_dtype xt = lw_val(lw, x)->dtype;
+  if (xr != 2 || wr != 3 || offs < 0 || bias >= 0 || (out_dtype >= 0 && out_dtype != (int)xt))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "grouped mm is supported as a 2-D input times a 3-D weight with "
+                   "offsets, without bias or out_dtype; got a %d-D input, a %d-D weight%s%s%s", xr, wr,
+                   offs < 0 ? ", no offsets" : "", bias >= 0 ? ", a bias" : "",
+                   out_dtype >= 0 && out_dtype != (int)xt ? ", an out_dtype" : "");
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_dtype ot = t ? t->dtype : xt, ct = compute_type(ot);
+  if (!rlx_dtype_is_float(ot)) return lw_fail(RLX_ERR_UNSUPPORTED, "grouped mm of %s tensors", rlx_dtype_name(ot));
+  rlx_params p = {0};
+  int32_t in[3] = {lw_cast(lw, x, ct), lw_cast(lw, w, ct), offs};
+  if (in[0] < 0 || in[1] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_cast(lw, lw_emit(lw, RLX_OP_GROUPED_MATMUL, &p, in, 3), ot));
 }
 
 /* The public op and the backend variants, which place their arguments

@@ -11,46 +11,49 @@
 /* ---- registry ---- */
 
 typedef struct lower_entry {
-  const char *name;
+  const char *name; /* "aten.add", "transformers.grouped_mm_fallback": namespace.base */
   rlx_lower_fn fn;
 } lower_entry;
 
 static const lower_entry registry[] = {
-#define RLX_ATEN(name, fn) {#name, fn},
+#define RLX_ATEN(name, fn) {"aten." #name, fn},
+#define RLX_LIB_OP(ns, name, fn) {#ns "." #name, fn},
 #include "import/lower/aten_ops.def"
+#undef RLX_LIB_OP
 #undef RLX_ATEN
 };
 
 int rlx_lower_registry_count(void) { return (int)RLX_COUNTOF(registry); }
 const char *rlx_lower_registry_name(int i) { return registry[i].name; }
 
-/* "aten.add.Tensor" -> "add" into buf; NULL if not an aten op. */
-static const char *aten_base(const char *op, char *buf, size_t cap) {
-  if (strncmp(op, "aten.", 5) != 0) return NULL;
-  const char *s = op + 5, *dot = strchr(s, '.');
-  size_t n = dot ? (size_t)(dot - s) : strlen(s);
-  if (n + 1 > cap) return NULL;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-  return buf;
+/* Length of "ns.base" in "ns.base.overload" (the whole string when it has no
+ * overload); 0 when op has no namespace (the exporter's _getitem, sym_add). */
+static size_t qualified_len(const char *op) {
+  const char *dot = strchr(op, '.');
+  if (!dot || dot == op || !dot[1]) return 0;
+  const char *dot2 = strchr(dot + 1, '.');
+  return dot2 ? (size_t)(dot2 - op) : strlen(op);
 }
 
 rlx_lower_fn rlx_lower_find(const char *op) {
-  char base[128];
-  if (!aten_base(op, base, sizeof base)) return NULL;
+  size_t n = qualified_len(op);
+  if (!n) return NULL;
   for (size_t i = 0; i < RLX_COUNTOF(registry); i++)
-    if (!strcmp(registry[i].name, base)) return registry[i].fn;
+    if (strlen(registry[i].name) == n && !strncmp(registry[i].name, op, n)) return registry[i].fn;
   return NULL;
 }
 
 const char *lw_overload(const rlx_aten_node *n) {
-  const char *s = strncmp(n->op, "aten.", 5) ? n->op : n->op + 5, *dot = strchr(s, '.');
-  return dot ? dot + 1 : "";
+  size_t q = qualified_len(n->op);
+  return q && n->op[q] == '.' ? n->op + q + 1 : "";
 }
 
 bool lw_is(const rlx_aten_node *n, const char *base) {
-  char b[128];
-  return aten_base(n->op, b, sizeof b) && !strcmp(b, base);
+  size_t q = qualified_len(n->op);
+  if (!q) return false;
+  const char *b = strchr(n->op, '.') + 1;
+  size_t len = (size_t)(n->op + q - b);
+  return strlen(base) == len && !strncmp(b, base, len);
 }
 
 rlx_status lw_fail(rlx_status s, const char *fmt, ...) {

@@ -35,7 +35,9 @@ typedef struct rlx_lower {
 typedef rlx_status (*rlx_lower_fn)(rlx_lower *lw, const rlx_aten_node *n);
 
 #define RLX_ATEN(name, fn) rlx_status fn(rlx_lower *lw, const rlx_aten_node *n);
+#define RLX_LIB_OP(ns, name, fn) RLX_ATEN(name, fn)
 #include "import/lower/aten_ops.def"
+#undef RLX_LIB_OP
 #undef RLX_ATEN
 
 /* Lowers a parsed torch-ir graph with its weights into g (initialized here).
@@ -44,17 +46,20 @@ typedef rlx_status (*rlx_lower_fn)(rlx_lower *lw, const rlx_aten_node *n);
  * not yet support N op(s): aten.x.y (nodes: a, b), ...". */
 rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, rlx_graph *g);
 
-/* Registry introspection (for `rlx ops`). */
+/* Registry introspection (for `rlx ops`): entry i's op without overload,
+ * "aten.add" or "transformers.grouped_mm_fallback". */
 int rlx_lower_registry_count(void);
 const char *rlx_lower_registry_name(int i);
-/* The registered handler for an aten op string, or NULL. */
+/* The registered handler for an op string ("aten.add.Tensor",
+ * "transformers.grouped_mm_fallback.default"), or NULL. */
 rlx_lower_fn rlx_lower_find(const char *op);
 
 /* ---- helpers for handlers ---- */
 
 /* The overload part of n->op ("Tensor" for "aten.add.Tensor"), "" if none. */
 const char *lw_overload(const rlx_aten_node *n);
-/* true if the base name of n->op equals `base` ("add" for "aten.add.Tensor"). */
+/* true if the base name of n->op equals `base` ("add" for "aten.add.Tensor",
+ * "grouped_mm_fallback" for "transformers.grouped_mm_fallback.default"). */
 bool lw_is(const rlx_aten_node *n, const char *base);
 
 rlx_status lw_fail(rlx_status s, const char *fmt, ...) RLX_PRINTF(2, 3);

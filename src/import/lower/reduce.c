@@ -2,7 +2,7 @@
  * reduce.c — lowering of reductions: sum, mean, prod, amax/amin, any/all,
  * var/std (every overload, correction or unbiased), logsumexp, nansum,
  * max/min (whole tensor, .dim with indices, and the binary .other form),
- * argmax/argmin, cumsum/cumprod.
+ * argmax/argmin, cumsum/cumprod, histc.
  */
 #include "import/lower/lower.h"
 
@@ -179,4 +179,16 @@ rlx_status rlx_lower_var_mean(rlx_lower *lw, const rlx_aten_node *n) {
                      emit_reduce(lw, x, RLX_REDUCE_MEAN, axes, keepdim, 0)};
   if (outs[0] < 0 || outs[1] < 0) return rlx_last_status();
   return lw_bind_multi(lw, n, outs, 2);
+}
+
+/* histc(x, bins=100, min=0, max=0): min == max bins over the data's range,
+ * which the kernel finds at run time. The histc op checks bins and the range. */
+rlx_status rlx_lower_histc(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_params p = {.histc = {.bins = 100}};
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "bins", 100, &p.histc.bins);
+  if (!st) st = lw_float(lw, n, 2, "min", 0.0, &p.histc.min);
+  if (!st) st = lw_float(lw, n, 3, "max", 0.0, &p.histc.max);
+  return st ? st : lw_bind(lw, n, lw_emit(lw, RLX_OP_HISTC, &p, &x, 1));
 }
