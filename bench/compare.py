@@ -98,7 +98,11 @@ def onnx_session(model, inputs, path, threads):
         import io
         errors = []
         for dynamo in (False, True):  # TorchScript exporter first; the dynamo one where it fails
+            saved = [os.dup(1), os.dup(2)]  # the exporters print graphs from C++ on failure
             try:
+                sys.stdout.flush(), sys.stderr.flush()
+                with open(os.devnull, "w") as null:
+                    os.dup2(null.fileno(), 1), os.dup2(null.fileno(), 2)
                 with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()), \
                         contextlib.redirect_stderr(io.StringIO()):
                     torch.onnx.export(model, inputs, str(path), dynamo=dynamo, opset_version=17 if not dynamo else 18)
@@ -106,6 +110,9 @@ def onnx_session(model, inputs, path, threads):
             except Exception as e:  # noqa: BLE001
                 errors.append(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 path.unlink(missing_ok=True)
+            finally:
+                os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+                os.close(saved[0]), os.close(saved[1])
         else:
             raise RuntimeError("; ".join(errors))
     so = ort.SessionOptions()
