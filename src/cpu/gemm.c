@@ -129,6 +129,17 @@ static void pack_b_task(void *ctx, int64_t p, int worker) {
   pack_b_panel(nr, src, j->ldb, j->trans_b, j->kc, cols, dst);
 }
 
+/* The epilogue on rows [i0, i0 + m) over the columns of panels [pa, pb), one
+ * call per MR rows: long rows amortize the call, and the task's C block is
+ * still in L2. */
+static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0, int64_t m) {
+  int mr = j->isa->mr;
+  int64_t col = j->j0 + pa * j->isa->nr, end = RLX_MIN(j->j0 + pb * j->isa->nr, j->N);
+  for (int64_t ir = 0; ir < m; ir += mr)
+    j->epilogue(j->epilogue_ctx, j->C + (i0 + ir) * j->ldc + col, j->ldc, i0 + ir, col, (int)RLX_MIN(mr, m - ir),
+                (int)(end - col));
+}
+
 static void compute_task(void *ctx, int64_t t, int worker) {
   const gemm_job *j = ctx;
   const rlx_sgemm_isa *isa = j->isa;
@@ -143,8 +154,8 @@ static void compute_task(void *ctx, int64_t t, int worker) {
       float *c = j->C + col;
       int nn = (int)RLX_MIN(isa->nr, j->N - col);
       isa->skinny(j->kc, j->A + j->p0, j->lda, j->bp + p * j->kc * isa->nr, c, j->ldc, (int)j->M, nn, j->p0 > 0);
-      if (last && j->epilogue) j->epilogue(j->epilogue_ctx, c, j->ldc, 0, col, (int)j->M, nn);
     }
+    if (last && j->epilogue) epilogue_span(j, pa, pb, 0, j->M);
     return;
   }
   const float *ap;
@@ -162,9 +173,9 @@ static void compute_task(void *ctx, int64_t t, int worker) {
       float *c = j->C + (i0 + ir) * j->ldc + col;
       int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
       isa->ukernel(j->kc, ap + (ir / isa->mr) * j->kc * isa->mr, b, c, j->ldc, m, nn, j->p0 > 0);
-      if (last && j->epilogue) j->epilogue(j->epilogue_ctx, c, j->ldc, i0 + ir, col, m, nn);
     }
   }
+  if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
 }
 
 static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {

@@ -62,8 +62,9 @@ void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float 
  *  - a B packer writes the panel of columns [j0, j0 + cols) and rows
  *    [k0, k0 + kc) of B as dst[k][c] (c < nr, zero-padded to nr): conv packs
  *    straight from the image (implicit im2col) instead of a column buffer;
- *  - an epilogue runs on each finished MR x NR block of C while it is in
- *    cache: bias, residual, activation. */
+ *  - an epilogue runs on each finished block of C (up to MR rows by a
+ *    task's columns, one call each) while it is in cache: bias, residual,
+ *    activation. */
 typedef void (*rlx_sgemm_pack_fn)(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr,
                                   float *dst);
 typedef void (*rlx_sgemm_epilogue_fn)(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
