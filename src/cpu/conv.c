@@ -40,41 +40,81 @@ static bool direct(const conv_geo *c) {
   return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0;
 }
 
-/* ---- implicit im2col: one B panel from the image ---- */
+/* ---- implicit im2col: one B panel from the image ----
+ *
+ * A panel is at most a few dozen output pixels: it is first cut into
+ * segments, one per output row it touches (pixel -> (oy, ox) divisions
+ * once per panel, not per element); each row k of the panel (input channel,
+ * kernel tap) then copies one input-row run per segment, with the zero
+ * padding split off the ends so the copy itself has no bounds checks. */
 
 typedef struct im2col_src {
   const conv_geo *c;
   const float *x; /* the group's first input channel */
 } im2col_src;
 
-static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
-  const im2col_src *s = ctx;
+typedef struct im2col_seg {
+  int64_t oy, ox, run, off; /* output row, first column, length, offset in the panel row */
+} im2col_seg;
+
+#define IM2COL_SEGS 64
+
+static inline void copy_run(float *restrict d, const float *restrict s, int64_t n) {
+  for (int64_t e = 0; e < n; e++) d[e] = s[e];
+}
+
+static inline void zero_run(float *d, int64_t n) {
+  for (int64_t e = 0; e < n; e++) d[e] = 0.0f;
+}
+
+RLX_VEC_CLONES static void pack_im2col_part(const im2col_src *s, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
+                                            int nr, float *dst) {
   const conv_geo *c = s->c;
-  int64_t khw = c->kh * c->kw;
-  for (int64_t k = k0; k < k0 + kc; k++, dst += nr) {
-    int64_t ch = k / khw, ki = (k % khw) / c->kw, kj = k % c->kw;
-    const float *xc = s->x + ch * c->H * c->W;
-    int64_t col = 0;
-    while (col < cols) { /* one output row at a time */
-      int64_t pix = j0 + col, oy = pix / c->OW, ox = pix % c->OW;
-      int64_t run = RLX_MIN(cols - col, c->OW - ox);
-      int64_t iy = oy * c->sh - c->ph + ki * c->dh;
-      float *d = dst + col;
-      if (iy < 0 || iy >= c->H) {
-        memset(d, 0, sizeof(float) * (size_t)run);
-      } else {
-        const float *row = xc + iy * c->W;
-        int64_t ix = ox * c->sw - c->pw + kj * c->dw;
-        if (c->sw == 1 && ix >= 0 && ix + run <= c->W) {
-          memcpy(d, row + ix, sizeof(float) * (size_t)run);
-        } else {
-          for (int64_t e = 0; e < run; e++, ix += c->sw) d[e] = (ix >= 0 && ix < c->W) ? row[ix] : 0.0f;
-        }
-      }
-      col += run;
-    }
-    for (int64_t e = cols; e < nr; e++) dst[e] = 0.0f;
+  im2col_seg seg[IM2COL_SEGS];
+  int nseg = 0;
+  for (int64_t col = 0; col < cols; nseg++) {
+    int64_t pix = j0 + col, oy = pix / c->OW, ox = pix % c->OW, run = RLX_MIN(cols - col, c->OW - ox);
+    seg[nseg] = (im2col_seg){oy, ox, run, col};
+    col += run;
   }
+  int64_t khw = c->kh * c->kw, plane = c->H * c->W;
+  int64_t ch = k0 / khw, ki = (k0 % khw) / c->kw, kj = k0 % c->kw;
+  for (int64_t k = 0; k < kc; k++, dst += nr) {
+    const float *xc = s->x + ch * plane;
+    int64_t iy0 = ki * c->dh - c->ph, ix0 = kj * c->dw - c->pw;
+    for (int q = 0; q < nseg; q++) {
+      const im2col_seg *g = &seg[q];
+      float *d = dst + g->off;
+      int64_t iy = g->oy * c->sh + iy0, ix = g->ox * c->sw + ix0;
+      if (iy < 0 || iy >= c->H) {
+        zero_run(d, g->run);
+        continue;
+      }
+      const float *row = xc + iy * c->W;
+      if (c->sw == 1) {
+        int64_t lo = RLX_MIN(RLX_MAX(-ix, 0), g->run), hi = RLX_MAX(RLX_MIN(c->W - ix, g->run), lo);
+        zero_run(d, lo);
+        if (hi > lo) copy_run(d + lo, row + ix + lo, hi - lo);
+        zero_run(d + hi, g->run - hi);
+      } else {
+        for (int64_t e = 0; e < g->run; e++, ix += c->sw) d[e] = (ix >= 0 && ix < c->W) ? row[ix] : 0.0f;
+      }
+    }
+    zero_run(dst + cols, nr - cols);
+    if (++kj == c->kw) { /* the next tap, then the next kernel row, then the next channel */
+      kj = 0;
+      if (++ki == c->kh) ki = 0, ch++;
+    }
+  }
+}
+
+/* a panel has at most NR columns, so one segment table holds it */
+#define RLX_X_(name, mr, nr) _Static_assert(nr <= IM2COL_SEGS, "im2col segment table smaller than the " #name " panel");
+RLX_SGEMM_ISA_LIST(RLX_X_)
+#undef RLX_X_
+
+static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+  pack_im2col_part(ctx, k0, kc, j0, cols, nr, dst);
 }
 
 /* ---- the epilogue: bias per output channel, residual, activation ---- */

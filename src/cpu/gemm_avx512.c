@@ -18,7 +18,17 @@
     _mm512_storeu_ps(p, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p), c##i##0) : c##i##0);  \
     _mm512_storeu_ps(p + 16, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p + 16), c##i##1) : c##i##1); \
   } while (0)
-#define SPILL(i) _mm512_storeu_ps(tmp[i], c##i##0), _mm512_storeu_ps(tmp[i] + 16, c##i##1);
+#define STORE_PART(i)                                                                               \
+  if ((i) < m) {                                                                                    \
+    float *p = c + (i)*ldc;                                                                         \
+    __m512 v0 = c##i##0, v1 = c##i##1;                                                              \
+    if (accumulate) {                                                                               \
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);                                         \
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);                                    \
+    }                                                                                               \
+    _mm512_mask_storeu_ps(p, k0, v0);                                                               \
+    _mm512_mask_storeu_ps(p + 16, k1, v1);                                                          \
+  }
 
 void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                         int m, int n, bool accumulate) {
@@ -33,10 +43,10 @@ void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *
     STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
     return;
   }
-  float tmp[12][32];
-  SPILL(0) SPILL(1) SPILL(2) SPILL(3) SPILL(4) SPILL(5) SPILL(6) SPILL(7) SPILL(8) SPILL(9) SPILL(10) SPILL(11)
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tmp[i][j] : tmp[i][j];
+  /* a partial block: masked stores, row by row, no spill */
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+  STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
+  STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
 }
 
 /* Skinny: m <= 4 rows of A against one 32-column panel; two k steps per

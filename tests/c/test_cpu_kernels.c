@@ -164,6 +164,12 @@ TEST(conv_shapes) {
   each_threads("conv 3x3", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 5, 9, 11), W32(7, 5, 3, 3), W32(7)});
   p = conv2(2, 3, 1, 1);
   each_threads("conv 7x7 s2", RLX_OP_CONV, &p, 2, (spec[]){F32(2, 3, 20, 17), W32(13, 3, 7, 7)});
+  p = conv2(1, 1, 1, 1); /* K over one KC block, panels wrapping output rows, a 5-wide image */
+  each_threads("conv 3x3 K>KC", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 40, 9, 5), W32(16, 40, 3, 3)});
+  p = conv2(2, 1, 1, 1); /* stride 2, odd size, one output row shorter than a panel */
+  each_threads("conv 3x3 s2 odd", RLX_OP_CONV, &p, 3, (spec[]){F32(2, 6, 15, 13), W32(9, 6, 3, 3), W32(9)});
+  p = conv2(1, 3, 1, 1); /* padding wider than part of the image: rows all padding */
+  each_threads("conv 3x3 pad3", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 3, 2, 40), W32(5, 3, 3, 3)});
   p = conv2(1, 2, 2, 1);
   each_threads("conv dilated", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 4, 10, 10), W32(6, 4, 3, 3)});
   p = conv2(1, 1, 1, 8);
