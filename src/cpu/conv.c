@@ -171,91 +171,135 @@ static rlx_status conv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
 /* ---- depthwise (one input and one output channel per group) ----
  *
  * A GEMM would have one row per group: direct convolution instead, one
- * (image, channel) plane per task. The plane is first copied into a
- * zero-padded buffer (per worker) holding exactly the rows and columns the
- * kernel reads, so the loops over output columns have no bounds checks and
- * vectorize; 3-wide kernels (the common 3x3) have their taps unrolled. */
+ * (image, channel) plane per task. The plane is first copied (per worker)
+ * into s*s zero-padded phase planes, s the stride:
+ *
+ *   Q[rp][cp][r][q] = x[r*s + rp - ph][q*s + cp - pw]   (0 outside the image)
+ *
+ * each QH x QW. Every tap (ki, kj) then reads one phase plane at a constant
+ * flat offset from the output position, i = oy*QW + ox:
+ *
+ *   acc[i] = sum over taps w[ki][kj] * Q[ki*dh % s][kj*dw % s][i + (ki*dh/s)*QW + kj*dw/s]
+ *
+ * so the whole plane is one long unit-stride loop (vectorized, no bounds
+ * checks, whatever the stride, dilation or image width). Columns ox >= OW
+ * of acc are discarded when it is copied into the output, where bias,
+ * residual and activation are applied. */
+
+typedef struct dw_geo {
+  int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
+} dw_geo;
 
 typedef struct dw_job {
   conv_geo c;
+  dw_geo d;
   const float *x, *w, *bias, *res;
   float *y;
   const rlx_epilogue *ep;
   char *scratch;
-  size_t plane_bytes; /* per worker */
-  int64_t ph_rows, pw_cols; /* the padded plane */
+  size_t worker_bytes;
 } dw_job;
 
-static int64_t dw_rows(const conv_geo *c) { return (c->OH - 1) * c->sh + (c->kh - 1) * c->dh + 1; }
-static int64_t dw_cols(const conv_geo *c) { return (c->OW - 1) * c->sw + (c->kw - 1) * c->dw + 1; }
-static size_t dw_plane_bytes(const conv_geo *c) {
-  return ((size_t)(dw_rows(c) * dw_cols(c)) * sizeof(float) + 63) & ~(size_t)63;
+/* Depthwise with equal strides only (the phase planes are square); others take the GEMM path. */
+static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
+  if (c->sh != c->sw || c->sh < 1 || c->sh > 4) return false;
+  int64_t s = c->sh;
+  *d = (dw_geo){s, c->OH + (c->kh - 1) * c->dh / s, c->OW + (c->kw - 1) * c->dw / s, 0};
+  d->L = (c->OH - 1) * d->QW + c->OW;
+  return true;
 }
 
-/* yr[ox] = sum over the kernel row's three taps, added to yr (stride 1 or 2). */
-RLX_VEC_CLONES static void dw_row3(float *yr, const float *src, int64_t OW, int64_t sw, float w0, float w1,
-                                   float w2) {
-  if (sw == 1)
-    for (int64_t ox = 0; ox < OW; ox++) yr[ox] += w0 * src[ox] + w1 * src[ox + 1] + w2 * src[ox + 2];
+static size_t dw_worker_bytes(const conv_geo *c, const dw_geo *d) {
+  size_t phases = (size_t)(d->s * d->s * d->QH * d->QW), acc = (size_t)(c->OH * d->QW);
+  return ((phases + acc) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+/* acc[i] = sum of the 9 taps of a 3x3 kernel (src[t] already offset). */
+RLX_VEC_CLONES static void dw_taps9(float *restrict acc, int64_t L, const float *const src[9], const float *w) {
+  const float *s0 = src[0], *s1 = src[1], *s2 = src[2], *s3 = src[3], *s4 = src[4], *s5 = src[5], *s6 = src[6],
+              *s7 = src[7], *s8 = src[8];
+  float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < L; i++)
+    acc[i] = w0 * s0[i] + w1 * s1[i] + w2 * s2[i] + w3 * s3[i] + w4 * s4[i] + w5 * s5[i] + w6 * s6[i] +
+             w7 * s7[i] + w8 * s8[i];
+}
+
+RLX_VEC_CLONES static void dw_tap(float *restrict acc, int64_t L, const float *restrict src, float w, bool first) {
+  if (first)
+    for (int64_t i = 0; i < L; i++) acc[i] = w * src[i];
   else
-    for (int64_t ox = 0; ox < OW; ox++)
-      yr[ox] += w0 * src[ox * sw] + w1 * src[ox * sw + 1] + w2 * src[ox * sw + 2];
+    for (int64_t i = 0; i < L; i++) acc[i] += w * src[i];
 }
 
-RLX_VEC_CLONES static void dw_plane(void *ctx, int64_t plane, int worker) {
-  const dw_job *j = ctx;
-  const conv_geo *c = &j->c;
-  int64_t ch = plane % c->C, PW = j->pw_cols;
-  const float *x = j->x + plane * c->H * c->W, *w = j->w + ch * c->kh * c->kw;
-  float *y = j->y + plane * c->OH * c->OW, *P = (float *)(j->scratch + j->plane_bytes * (size_t)worker);
-  /* P[py][px] = x[py - ph][px - pw], zero outside the image */
-  int64_t x0 = RLX_MIN(c->pw, PW), cnt = RLX_MAX(0, RLX_MIN(c->W, PW - x0));
-  for (int64_t py = 0; py < j->ph_rows; py++) {
-    float *pr = P + py * PW;
-    int64_t iy = py - c->ph;
-    if (iy < 0 || iy >= c->H) {
-      memset(pr, 0, sizeof(float) * (size_t)PW);
+RLX_VEC_CLONES static void dw_store_row(float *restrict y, const float *restrict acc, const float *restrict res,
+                                       float b, int64_t n) {
+  if (res)
+    for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b + res[i];
+  else
+    for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b;
+}
+
+/* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
+RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
+                                    int64_t rp, int64_t cp) {
+  int64_t s = d->s, QW = d->QW;
+  /* the columns q whose source column lies inside the image: [q0, q1) */
+  int64_t q0 = 0, q1 = QW;
+  while (q0 < QW && q0 * s + cp - c->pw < 0) q0++;
+  while (q1 > q0 && (q1 - 1) * s + cp - c->pw >= c->W) q1--;
+  for (int64_t r = 0; r < d->QH; r++, dst += QW) {
+    int64_t iy = r * s + rp - c->ph;
+    if (iy < 0 || iy >= c->H || q0 >= q1) {
+      for (int64_t q = 0; q < QW; q++) dst[q] = 0.0f;
       continue;
     }
-    memset(pr, 0, sizeof(float) * (size_t)x0);
-    memcpy(pr + x0, x + iy * c->W, sizeof(float) * (size_t)cnt);
-    memset(pr + x0 + cnt, 0, sizeof(float) * (size_t)(PW - x0 - cnt));
+    const float *row = x + iy * c->W + (q0 * s + cp - c->pw);
+    for (int64_t q = 0; q < q0; q++) dst[q] = 0.0f;
+    if (s == 1)
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q];
+    else if (s == 2)
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[2 * q];
+    else
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q * s];
+    for (int64_t q = q1; q < QW; q++) dst[q] = 0.0f;
   }
+}
+
+static void dw_plane(void *ctx, int64_t plane, int worker) {
+  const dw_job *j = ctx;
+  const conv_geo *c = &j->c;
+  const dw_geo *d = &j->d;
+  int64_t ch = plane % c->C, s = d->s, pq = d->QH * d->QW, khw = c->kh * c->kw;
+  const float *x = j->x + plane * c->H * c->W, *w = j->w + ch * khw;
+  float *y = j->y + plane * c->OH * c->OW;
+  float *Q = (float *)(j->scratch + j->worker_bytes * (size_t)worker), *acc = Q + s * s * pq;
+  for (int64_t rp = 0; rp < s; rp++)
+    for (int64_t cp = 0; cp < s; cp++) dw_phase(Q + (rp * s + cp) * pq, x, c, d, rp, cp);
+  const float *src[9];
+  for (int64_t t = 0; t < khw; t++) {
+    int64_t ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
+    const float *tap = Q + ((ry % s) * s + rx % s) * pq + (ry / s) * d->QW + rx / s;
+    if (khw == 9) src[t] = tap;
+    else dw_tap(acc, d->L, tap, w[t], t == 0);
+  }
+  if (khw == 9) dw_taps9(acc, d->L, src, w);
+  /* acc rows are QW apart: the OW valid columns of each, plus bias and residual */
   float b = j->bias ? j->bias[ch] : 0.0f;
-  for (int64_t oy = 0; oy < c->OH; oy++) {
-    float *yr = y + oy * c->OW;
-    for (int64_t ox = 0; ox < c->OW; ox++) yr[ox] = 0.0f;
-    for (int64_t ki = 0; ki < c->kh; ki++) {
-      const float *src = P + (oy * c->sh + ki * c->dh) * PW;
-      const float *wr = w + ki * c->kw;
-      if (c->kw == 3 && c->dw == 1) {
-        dw_row3(yr, src, c->OW, c->sw, wr[0], wr[1], wr[2]);
-        continue;
-      }
-      for (int64_t kj = 0; kj < c->kw; kj++) {
-        float wv = wr[kj];
-        const float *s = src + kj * c->dw;
-        for (int64_t ox = 0; ox < c->OW; ox++) yr[ox] += wv * s[ox * c->sw];
-      }
-    }
-    if (j->bias)
-      for (int64_t ox = 0; ox < c->OW; ox++) yr[ox] += b;
-    if (j->res) {
-      const float *rr = j->res + plane * c->OH * c->OW + oy * c->OW;
-      for (int64_t ox = 0; ox < c->OW; ox++) yr[ox] += rr[ox];
-    }
-    if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, yr, c->OW);
-  }
+  int64_t n = c->OH * c->OW;
+  const float *res = j->res ? j->res + plane * n : NULL;
+  for (int64_t oy = 0; oy < c->OH; oy++)
+    dw_store_row(y + oy * c->OW, acc + oy * d->QW, res ? res + oy * c->OW : NULL, b, c->OW);
+  if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, y, n);
 }
 
 static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
   dw_job j = {.x = in[0].data, .w = in[1].data, .bias = in[2].data, .y = out[0].data, .ep = &n->p.conv.ep,
               .scratch = x->scratch};
-  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c)) return rlx_errorf(RLX_ERR_INTERNAL, "conv geometry");
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c) || !dw_geo_of(&j.c, &j.d))
+    return rlx_errorf(RLX_ERR_INTERNAL, "depthwise conv geometry");
   j.res = n->n_in > 3 ? in[3].data : NULL;
-  j.ph_rows = dw_rows(&j.c), j.pw_cols = dw_cols(&j.c);
-  j.plane_bytes = dw_plane_bytes(&j.c);
+  j.worker_bytes = dw_worker_bytes(&j.c, &j.d);
   rlx_parallel_for(x->tp, j.c.N * j.c.C, dw_plane, &j);
   return RLX_OK;
 }
@@ -267,9 +311,10 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
   if (p->transposed || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
       (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
     return RLX_OK;
-  if (c.G == c.C && c.O == c.C && c.G > 1) { /* depthwise */
+  dw_geo d;
+  if (c.G == c.C && c.O == c.C && c.G > 1 && dw_geo_of(&c, &d)) { /* depthwise */
     k->fast = dw_run, k->ref = NULL, k->name = "f32_conv_depthwise";
-    k->scratch = dw_plane_bytes(&c) * (size_t)(threads > 0 ? threads : 1);
+    k->scratch = dw_worker_bytes(&c, &d) * (size_t)(threads > 0 ? threads : 1);
     return RLX_OK;
   }
   int64_t Og = c.O / c.G, Kd = (c.C / c.G) * c.kh * c.kw;

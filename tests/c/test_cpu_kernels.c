@@ -182,6 +182,13 @@ TEST(conv_shapes) {
   p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6}};
   each_threads("conv depthwise+residual+relu6", RLX_OP_CONV, &p, 4,
                (spec[]){F32(1, 4, 8, 19), W32(4, 1, 3, 3), W32(4), F32(1, 4, 6, 17)});
+  p = conv2(3, 2, 2, 4); /* depthwise, stride 3 with dilation 2: taps spread over all nine phase planes */
+  each_threads("conv depthwise 3x3 s3 d2", RLX_OP_CONV, &p, 3, (spec[]){F32(2, 4, 17, 14), W32(4, 1, 3, 3), W32(4)});
+  p = conv2(2, 0, 1, 3); /* depthwise 4x4 stride 2 no padding: the generic taps on the phase planes */
+  each_threads("conv depthwise 4x4 s2", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 3, 12, 9), W32(3, 1, 4, 4)});
+  p = conv2(1, 1, 1, 5); /* unequal strides: the grouped GEMM path */
+  p.conv.stride[0] = 2;
+  each_threads("conv depthwise strides 2x1", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 5, 9, 8), W32(5, 1, 3, 3)});
   rlx_params pd1 = {.conv = {.nd = 1, .stride = {1}, .pad = {2}, .dilation = {1}, .groups = 3}};
   each_threads("conv1d depthwise", RLX_OP_CONV, &pd1, 2, (spec[]){F32(2, 3, 30), W32(3, 1, 4)});
   p = conv2(2, 0, 1, 2);
