@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
 import importlib.util
 import inspect
@@ -264,6 +265,32 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
     return {"ir": ir, "paths": {k: str(v) for k, v in paths.items()}, "intermediates": inter}
 
 
+@contextlib.contextmanager
+def _traceable_nn():
+    """torch.nn code that branches on tensor values, made traceable.
+
+    nn.Transformer / TransformerEncoder / TransformerDecoder, given a mask and
+    no `is_causal` hint, compare the mask's values with a causal mask to pick
+    a faster kernel (`_detect_is_causal_mask`), a data-dependent branch that
+    torch.export refuses. During export the check answers "not known to be
+    causal": the mask is then applied as given, which is the same computation
+    (torch documents `is_causal=False` with a causal mask as merely slower)."""
+    from torch.nn.modules import transformer as tr
+    orig = getattr(tr, "_detect_is_causal_mask", None)
+    if orig is None:
+        yield
+        return
+
+    def detect(mask, is_causal=None, size=None):
+        return bool(is_causal) if is_causal is not None else False
+
+    tr._detect_is_causal_mask = detect
+    try:
+        yield
+    finally:
+        tr._detect_is_causal_mask = orig
+
+
 def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                    model_name: str | None = None, decomposition: str = "high",
                    write_reference: bool = True, intermediates: bool = False,
@@ -295,7 +322,8 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         errors, base, ep, strict = [], None, None, False
         for strict in (False, True):
             try:
-                base = torch.export.export(model, args, dynamic_shapes=dyn, strict=strict)
+                with _traceable_nn():
+                    base = torch.export.export(model, args, dynamic_shapes=dyn, strict=strict)
             except Exception as e:  # noqa: BLE001 - reported below with the other attempt
                 errors.append(f"torch.export (strict={strict}) failed: {type(e).__name__}: {e}")
                 continue

@@ -100,3 +100,31 @@ def test_torchvision_mobilenet_v2(rlx_bin, tmp_path):
     assert s["check"] == "passed", s["check_message"]
     r = run_rlx(rlx_bin, "verify", out)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_nn_transformer_decoder_mask_without_causal_hint(rlx_bin, tmp_path):
+    """nn.TransformerDecoder given a causal tgt_mask and no tgt_is_causal: torch
+    inspects the mask's values (data-dependent, untraceable by torch.export);
+    rlx.export treats it as "not known causal", so the mask is applied as given."""
+    from torch import nn
+    torch.manual_seed(23)
+    layer = nn.TransformerDecoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0, batch_first=True)
+    model = nn.TransformerDecoder(layer, num_layers=2).eval()
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dec = model
+
+        def forward(self, tgt, memory):
+            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+            return self.dec(tgt, memory, tgt_mask=mask)
+
+    out = tmp_path / "nn_decoder"
+    s = rlx.export_program(M().eval(), (torch.randn(2, 9, 32), torch.randn(2, 5, 32)), out, check=True)
+    assert s["check"] == "passed", s["check_message"]
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0 and "parity: PASS" in r.stdout, r.stdout + r.stderr
+    # the patch is gone after export: eager torch still inspects masks itself
+    from torch.nn.modules import transformer as tr
+    assert tr._detect_is_causal_mask(mask=nn.Transformer.generate_square_subsequent_mask(4)) is True
