@@ -225,6 +225,15 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
     io = _ir.classify_placeholders(ep)
     ir = _ir.build_ir(ep, model_name=model_name, decomposition=decomposition,
                       producer=producer(), io=io)
+    # A None among the model's outputs (e.g. a pooler a config disables) carries
+    # no data: it is left out of the program, which numbers only real outputs;
+    # the IR lists where the Nones were ("omitted_outputs", eager positions).
+    keep = [i for i, o in enumerate(ir["outputs"]) if o.get("const") != {"none": True}]
+    if len(keep) != len(ir["outputs"]):
+        ir["omitted_outputs"] = [i for i in range(len(ir["outputs"])) if i not in keep]
+        ir["outputs"] = [ir["outputs"][i] for i in keep]
+        if not ir["outputs"]:
+            raise ExportError("the model returns only None")
     paths = {"ir": out_dir / "torch-ir.json", "weights": out_dir / "weights.safetensors"}
     paths["ir"].write_text(_ir.dumps(ir))
     _save({w.key: w.tensor for w in io.weights}, paths["weights"])
@@ -240,6 +249,13 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
             if node.name in input_ids and isinstance(val, torch.Tensor):
                 ref[f"in::{node.name}"] = val
         leaves = _flatten(eager_out)
+        omitted = set(ir.get("omitted_outputs", []))
+        if omitted:
+            if len(leaves) != len(ir["outputs"]) + len(omitted) or any(leaves[i] is not None for i in omitted):
+                raise ExportError("eager outputs and the exported graph's None outputs do not line up")
+            if out64:
+                out64 = [v for i, v in enumerate(out64) if i not in omitted]
+            leaves = [v for i, v in enumerate(leaves) if i not in omitted]
         if len(leaves) != len(ir["outputs"]):
             raise ExportError(f"eager model returned {len(leaves)} values but the exported graph "
                               f"has {len(ir['outputs'])} outputs")

@@ -128,3 +128,25 @@ def test_nn_transformer_decoder_mask_without_causal_hint(rlx_bin, tmp_path):
     # the patch is gone after export: eager torch still inspects masks itself
     from torch.nn.modules import transformer as tr
     assert tr._detect_is_causal_mask(mask=nn.Transformer.generate_square_subsequent_mask(4)) is True
+
+
+def test_none_outputs_are_omitted(rlx_bin, tmp_path):
+    """A model returning None among its outputs (a disabled pooler, an absent
+    cache): the Nones are left out of the program and listed in the IR."""
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(6, 4)
+
+        def forward(self, x):
+            y = self.lin(x)
+            return {"a": None, "b": y.relu(), "c": (None, y.sum(-1))}
+
+    torch.manual_seed(24)
+    out = tmp_path / "nones"
+    s = rlx.export_program(M().eval(), (torch.randn(3, 6),), out, check=True)
+    assert s["check"] == "passed", s["check_message"]
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert len(ir["outputs"]) == 2 and ir["omitted_outputs"] == [0, 2]
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0 and "out[1] f32[3]" in r.stdout and "parity: PASS" in r.stdout, r.stdout + r.stderr
