@@ -205,10 +205,12 @@ def test_arg_encoding_end_to_end_and_constant_outputs(tmp_path):
     assert full["kwargs"]["dtype"] == {"dtype": "f64"}
     assert full["out"] == {"shape": [2], "dtype": "f64"}
     outs = ir["outputs"]
-    assert [o.get("const") for o in outs[3:]] == [{"none": True}, {"int": 3}, {"float": 2.5}]
+    # the None output is left out of the program (and listed); the numbers stay
+    assert [o.get("const") for o in outs[3:]] == [{"int": 3}, {"float": 2.5}]
+    assert ir["omitted_outputs"] == [3]
     assert [o["dtype"] for o in outs[:3]] == ["f32", "f32", "f64"]
     ref, meta = load_st(tmp_path / "reference.safetensors")
-    assert sorted(k for k in ref if not k.startswith("out64::")) == ["in::x", "out::0", "out::1", "out::2"]  # constants use up 3..5
+    assert sorted(k for k in ref if not k.startswith("out64::")) == ["in::x", "out::0", "out::1", "out::2"]  # constants use up 3..4
     # the float64 arbiter: for the float32 outputs only (out::2 is float64 already)
     assert sorted(k for k in ref if k.startswith("out64::")) == ["out64::0", "out64::1"]
     assert meta["producer"].startswith("rlx.export / torch") and meta["torch"] == torch.__version__
