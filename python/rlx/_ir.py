@@ -157,12 +157,24 @@ def _scalar_arg(v: Any) -> dict:
     return encode_arg(concrete(v))
 
 
-def _shape(t: torch.Tensor) -> list[int]:
-    return [concrete(d) for d in t.shape]
+def _shape(t: torch.Tensor, what: str = "tensor") -> list[int]:
+    dims = []
+    for d in t.shape:
+        try:
+            dims.append(concrete(d))
+        except Exception as e:  # noqa: BLE001 - an unbacked size has no example value
+            if not _is_symbolic(d):
+                raise
+            raise ExportError(
+                f"{what} has a data-dependent size ({d}, shape {tuple(t.shape)}): its size depends on tensor "
+                f"values (nonzero, a boolean mask index, unique, ...), and rlx compiles static shapes. "
+                f"Rewrite that step with a fixed size (e.g. torch.where with a mask instead of indexing "
+                f"by it).") from e
+    return dims
 
 
 def tensor_out(t: torch.Tensor, what: str) -> dict:
-    return {"shape": _shape(t), "dtype": dtype_token(t.dtype, what)}
+    return {"shape": _shape(t, what), "dtype": dtype_token(t.dtype, what)}
 
 
 def encode_out(val: Any, what: str) -> Any:
@@ -301,7 +313,7 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
                     f"input '{node.name}' is a {type(val).__name__}, not a tensor, and the graph "
                     "uses it; rlx inputs must be tensors")
             continue  # a specialized Python scalar: the graph does not read it
-        entry: dict[str, Any] = {"id": node.name, "shape": _shape(val),
+        entry: dict[str, Any] = {"id": node.name, "shape": _shape(val, f"input '{node.name}'"),
                                  "dtype": dtype_token(val.dtype, f"input '{node.name}'")}
         dyn = []
         for d in val.shape:

@@ -613,3 +613,12 @@ def test_missing_binary_skips_check(tmp_path, monkeypatch):
 
 def test_version():
     assert rlx.__version__ == "0.1.0"
+
+
+def test_data_dependent_size_is_a_clear_error(tmp_path):
+    class M(nn.Module):
+        def forward(self, x):
+            return x[x > 0].sum(0, keepdim=True) * 2
+
+    with pytest.raises(rx.ExportError, match=r"node '.*' \(aten\.index\.Tensor\) has a data-dependent size"):
+        export(M(), (torch.randn(5, 3),), tmp_path)
