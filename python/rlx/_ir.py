@@ -7,7 +7,9 @@ weights (and where their tensors live), the flat argument list in placeholder
 order (for replaying the graph), and the graph's flattened outputs.
 
 It does no file I/O and never calls ``torch.export``; see ``export.py``.
-The JSON schema is described in ``/DESIGN.md`` ("The formats").
+The JSON schema is described in ``/DESIGN.md`` ("The formats"), with one
+addition made by export.py: ``omitted_outputs``, the positions (in the eager
+model's flattened outputs) of None outputs, which the program leaves out.
 """
 
 from __future__ import annotations
