@@ -10,6 +10,7 @@
  * fused activation run in the sgemm's epilogue on each block while it is in
  * cache. Depthwise convolutions (one channel per group) run directly.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/gemm.h"
@@ -304,6 +305,200 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   return RLX_OK;
 }
 
+/* ---- Winograd F(2x2, 3x3): 3x3 convolutions with stride 1 ----
+ *
+ * Each 2x2 output tile comes from a 4x4 input patch d:  Y = A^T [U . V] A,
+ * with U = G g G^T (the 3x3 kernel g, transformed once at compile time) and
+ * V = B^T d B; summed over input channels, the 16 products of a tile become
+ * 16 GEMMs, one per transformed position xi:
+ *
+ *   M[xi] [O, T] = U[xi] [O, C] @ V[xi] [C, T]      (T = tiles of the image)
+ *
+ * 2.25x fewer multiplications than the direct product. G has entries 0, 1
+ * and 1/2 and B, A only 0 and +-1, so the rounding stays that of a few extra
+ * additions (checked against the reference kernel in the tests). The
+ * transforms run a tile row at a time, vectorized over the tiles: an input
+ * row is split into even and odd columns, which makes every tap of B^T d B
+ * and A^T M A a unit-stride stream. */
+
+typedef struct wg_geo {
+  int64_t TH, TW, T, E; /* tile rows and columns, tiles, even/odd row length (TW + 1) */
+} wg_geo;
+
+static bool wg_geo_of(const conv_geo *c, wg_geo *w) {
+  if (c->G != 1 || c->kh != 3 || c->kw != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1) return false;
+  *w = (wg_geo){(c->OH + 1) / 2, (c->OW + 1) / 2, 0, 0};
+  w->T = w->TH * w->TW, w->E = w->TW + 1;
+  /* small images make skinny GEMMs; few channels leave the transforms dominant */
+  return w->T >= 32 && c->C >= 16 && c->O >= 16;
+}
+
+static size_t wg_align(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+static size_t wg_v_bytes(const conv_geo *c, const wg_geo *w) { return wg_align(sizeof(float) * (size_t)(16 * c->C * w->T)); }
+static size_t wg_m_bytes(const conv_geo *c, const wg_geo *w) { return wg_align(sizeof(float) * (size_t)(16 * c->O * w->T)); }
+/* per worker: 4 input rows as even/odd halves, and 2 output rows of 2*TW */
+static size_t wg_row_bytes(const wg_geo *w) { return wg_align(sizeof(float) * (size_t)(8 * w->E + 4 * w->TW)); }
+
+typedef struct wg_job {
+  conv_geo c;
+  wg_geo w;
+  const float *x, *bias, *res; /* the batch element's input / residual */
+  float *y, *V, *M;
+  const rlx_epilogue *ep;
+  char *rows;
+  size_t row_bytes;
+  int64_t q0[2], q1[2]; /* even / odd columns q with an image column behind them: [q0, q1) */
+} wg_job;
+
+/* dst[q] = row[2q + off] for q in [q0, q1), zero elsewhere in [0, E). */
+static inline void wg_split(float *restrict dst, const float *restrict row, int64_t off, int64_t q0, int64_t q1,
+                            int64_t E) {
+  for (int64_t q = 0; q < q0; q++) dst[q] = 0.0f;
+  for (int64_t q = q0; q < q1; q++) dst[q] = row[2 * q + off];
+  for (int64_t q = q1; q < E; q++) dst[q] = 0.0f;
+}
+
+/* V[xi][ch][ty*TW + tx] for one (channel, tile row). */
+RLX_VEC_CLONES static void wg_input_row(const wg_job *j, int64_t ch, int64_t ty, float *buf) {
+  const conv_geo *c = &j->c;
+  const wg_geo *w = &j->w;
+  int64_t E = w->E, TW = w->TW;
+  float *ev[4], *od[4];
+  for (int r = 0; r < 4; r++) { /* input row 2ty + r - ph, columns 2q - pw (even) and 2q + 1 - pw (odd) */
+    ev[r] = buf + (2 * r) * E, od[r] = buf + (2 * r + 1) * E;
+    int64_t iy = 2 * ty + r - c->ph;
+    if (iy < 0 || iy >= c->H) {
+      for (int64_t q = 0; q < E; q++) ev[r][q] = od[r][q] = 0.0f;
+      continue;
+    }
+    const float *row = j->x + (ch * c->H + iy) * c->W;
+    wg_split(ev[r], row, -c->pw, j->q0[0], j->q1[0], E);
+    wg_split(od[r], row, 1 - c->pw, j->q0[1], j->q1[1], E);
+  }
+  /* rows: B^T d, in place over the even and the odd halves (t0 = d0 - d2, t1 = d1 + d2, t2 = d2 - d1, t3 = d1 - d3) */
+  for (int h = 0; h < 2; h++) {
+    float *d0 = h ? od[0] : ev[0], *d1 = h ? od[1] : ev[1], *d2 = h ? od[2] : ev[2], *d3 = h ? od[3] : ev[3];
+    for (int64_t q = 0; q < E; q++) {
+      float a0 = d0[q], a1 = d1[q], a2 = d2[q], a3 = d3[q];
+      d0[q] = a0 - a2, d1[q] = a1 + a2, d2[q] = a2 - a1, d3[q] = a1 - a3;
+    }
+  }
+  /* columns: (t B) per tile tx from columns 2tx .. 2tx + 3 = e[tx], o[tx], e[tx + 1], o[tx + 1] */
+  size_t plane = (size_t)(c->C * w->T);
+  for (int i = 0; i < 4; i++) {
+    const float *e = ev[i], *o = od[i];
+    float *v0 = j->V + (size_t)(4 * i) * plane + ch * w->T + ty * TW, *v1 = v0 + plane, *v2 = v1 + plane,
+          *v3 = v2 + plane;
+    for (int64_t tx = 0; tx < TW; tx++) {
+      v0[tx] = e[tx] - e[tx + 1];
+      v1[tx] = o[tx] + e[tx + 1];
+      v2[tx] = e[tx + 1] - o[tx];
+      v3[tx] = o[tx] - o[tx + 1];
+    }
+  }
+}
+
+static void wg_input_task(void *ctx, int64_t ch, int worker) {
+  const wg_job *j = ctx;
+  float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
+  for (int64_t ty = 0; ty < j->w.TH; ty++) wg_input_row(j, ch, ty, buf);
+}
+
+/* Output channel o, tile row ty: Y = A^T m A, then bias, residual, activation. */
+RLX_VEC_CLONES static void wg_output_row(const wg_job *j, int64_t o, int64_t ty, float *buf) {
+  const conv_geo *c = &j->c;
+  const wg_geo *w = &j->w;
+  int64_t TW = w->TW;
+  size_t plane = (size_t)(c->O * w->T);
+  const float *m = j->M + o * w->T + ty * TW;
+  float *out[2] = {buf, buf + 2 * TW};
+  for (int64_t tx = 0; tx < TW; tx++) {
+    float r0[4], r1[4];
+    for (int k = 0; k < 4; k++) { /* A^T m: column k of the 4x4 */
+      float m0 = m[(size_t)k * plane + tx], m1 = m[(size_t)(4 + k) * plane + tx], m2 = m[(size_t)(8 + k) * plane + tx],
+            m3 = m[(size_t)(12 + k) * plane + tx];
+      r0[k] = m0 + m1 + m2, r1[k] = m1 - m2 - m3;
+    }
+    out[0][2 * tx] = r0[0] + r0[1] + r0[2], out[0][2 * tx + 1] = r0[1] - r0[2] - r0[3];
+    out[1][2 * tx] = r1[0] + r1[1] + r1[2], out[1][2 * tx + 1] = r1[1] - r1[2] - r1[3];
+  }
+  float b = j->bias ? j->bias[o] : 0.0f;
+  for (int i = 0; i < 2 && 2 * ty + i < c->OH; i++) {
+    int64_t oy = 2 * ty + i;
+    float *yr = j->y + (o * c->OH + oy) * c->OW;
+    const float *rr = j->res ? j->res + (o * c->OH + oy) * c->OW : NULL;
+    dw_store_row(yr, out[i], rr, b, c->OW);
+    if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, yr, c->OW);
+  }
+}
+
+static void wg_output_task(void *ctx, int64_t o, int worker) {
+  const wg_job *j = ctx;
+  float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
+  for (int64_t ty = 0; ty < j->w.TH; ty++) wg_output_row(j, o, ty, buf);
+}
+
+static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  wg_job j = {.ep = &n->p.conv.ep};
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c) || !wg_geo_of(&j.c, &j.w))
+    return rlx_errorf(RLX_ERR_INTERNAL, "winograd conv geometry");
+  const conv_geo *c = &j.c;
+  for (int h = 0; h < 2; h++) { /* column 2q + h - pw inside [0, W) */
+    int64_t lo = c->pw - h, hi = c->W - 1 + c->pw - h; /* 2q in [lo, hi] */
+    j.q0[h] = RLX_MIN(RLX_MAX(lo > 0 ? (lo + 1) / 2 : 0, 0), j.w.E);
+    j.q1[h] = hi < 0 ? j.q0[h] : RLX_MAX(RLX_MIN(hi / 2 + 1, j.w.E), j.q0[h]);
+  }
+  char *s = x->scratch;
+  j.V = (float *)s, s += wg_v_bytes(c, &j.w);
+  j.M = (float *)s, s += wg_m_bytes(c, &j.w);
+  j.rows = s, j.row_bytes = wg_row_bytes(&j.w);
+  s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
+  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * j.w.T),
+         mp = (size_t)(c->O * j.w.T);
+  for (int64_t b = 0; b < c->N; b++) {
+    j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
+    j.y = (float *)out[0].data + b * c->O * c->OH * c->OW;
+    j.bias = in[2].data;
+    j.res = n->n_in > 3 && in[3].data ? (const float *)in[3].data + b * c->O * c->OH * c->OW : NULL;
+    rlx_parallel_for(x->tp, c->C, wg_input_task, &j);
+    for (int xi = 0; xi < 16; xi++) {
+      rlx_sgemm_args a = {.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+                          .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
+      rlx_sgemm_ex(x->tp, &a, s);
+    }
+    rlx_parallel_for(x->tp, c->O, wg_output_task, &j);
+  }
+  return RLX_OK;
+}
+
+/* U[xi] = (G g G^T)[xi] for every (o, c), each [O, C] packed as the sgemm's A. */
+static rlx_status wg_pack(const rlx_node *n, const conv_geo *c, const float *g, rlx_kernel *k) {
+  static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C);
+  float *u = malloc(sizeof(float) * (size_t)(16 * c->O * c->C));
+  if (!u || !(k->packed = rlx_aligned_alloc(16 * ua))) {
+    free(u);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+  }
+  for (int64_t o = 0; o < c->O; o++)
+    for (int64_t ch = 0; ch < c->C; ch++) {
+      const float *w = g + (o * c->C + ch) * 9;
+      double t[4][3]; /* G g */
+      for (int a = 0; a < 4; a++)
+        for (int q = 0; q < 3; q++) t[a][q] = G[a][0] * w[q] + G[a][1] * w[3 + q] + G[a][2] * w[6 + q];
+      for (int a = 0; a < 4; a++)
+        for (int e = 0; e < 4; e++) /* (G g) G^T */
+          u[((size_t)(a * 4 + e) * (size_t)c->O + (size_t)o) * (size_t)c->C + (size_t)ch] =
+              (float)(t[a][0] * G[e][0] + t[a][1] * G[e][1] + t[a][2] * G[e][2]);
+    }
+  for (int xi = 0; xi < 16; xi++)
+    rlx_sgemm_pack_a(c->O, c->C, u + (size_t)xi * (size_t)(c->O * c->C), c->C,
+                     (float *)((char *)k->packed + ua * (size_t)xi));
+  free(u);
+  return RLX_OK;
+}
+
 rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
@@ -315,6 +510,15 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
   if (c.G == c.C && c.O == c.C && c.G > 1 && dw_geo_of(&c, &d)) { /* depthwise */
     k->fast = dw_run, k->ref = NULL, k->name = "f32_conv_depthwise";
     k->scratch = dw_worker_bytes(&c, &d) * (size_t)(threads > 0 ? threads : 1);
+    return RLX_OK;
+  }
+  wg_geo wg;
+  if (wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD")) {
+    rlx_status st = wg_pack(n, &c, wv->data, k);
+    if (st) return st;
+    int t = threads > 0 ? threads : 1;
+    k->fast = wg_run, k->ref = NULL, k->name = "f32_conv_winograd_2x2_3x3";
+    k->scratch = wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_row_bytes(&wg) * (size_t)t + rlx_sgemm_scratch(t);
     return RLX_OK;
   }
   int64_t Og = c.O / c.G, Kd = (c.C / c.G) * c.kh * c.kw;

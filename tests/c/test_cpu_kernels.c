@@ -170,6 +170,14 @@ TEST(conv_shapes) {
   each_threads("conv 3x3 s2 odd", RLX_OP_CONV, &p, 3, (spec[]){F32(2, 6, 15, 13), W32(9, 6, 3, 3), W32(9)});
   p = conv2(1, 3, 1, 1); /* padding wider than part of the image: rows all padding */
   each_threads("conv 3x3 pad3", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 3, 2, 40), W32(5, 3, 3, 3)});
+  p = conv2(1, 1, 1, 1); /* Winograd F(2x2,3x3): odd output sizes cut the last tiles */
+  each_threads("conv winograd pad1 odd", RLX_OP_CONV, &p, 3, (spec[]){F32(2, 16, 13, 15), W32(20, 16, 3, 3), W32(20)});
+  p = conv2(1, 0, 1, 1);
+  each_threads("conv winograd pad0", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 24, 18, 16), W32(16, 24, 3, 3)});
+  p = conv2(1, 2, 1, 1); /* padding 2: whole tiles of zeros at the borders */
+  p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = RLX_UNARY_RELU}};
+  each_threads("conv winograd pad2+residual+relu", RLX_OP_CONV, &p, 4,
+               (spec[]){F32(1, 16, 12, 12), W32(16, 16, 3, 3), W32(16), F32(1, 16, 14, 14)});
   p = conv2(1, 2, 2, 1);
   each_threads("conv dilated", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 4, 10, 10), W32(6, 4, 3, 3)});
   p = conv2(1, 1, 1, 8);
@@ -250,6 +258,14 @@ TEST(pooling) {
   each_threads("maxpool", RLX_OP_POOL, &p, 1, &x);
   p.pool.dilation[0] = p.pool.dilation[1] = 2, p.pool.ceil_mode = true;
   each_threads("maxpool dilated ceil", RLX_OP_POOL, &p, 1, (spec[]){F32(1, 2, 13, 13)});
+  rlx_params m = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {5, 5}, .stride = {1, 1}, .pad = {2, 2},
+                           .dilation = {1, 1}}}; /* stride 1, "same" size (SPP blocks) */
+  spec xs = F32(1, 3, 9, 11);
+  xs.specials = true;
+  each_threads("maxpool 5x5 s1", RLX_OP_POOL, &m, 1, &xs);
+  m.pool.kernel[0] = 2, m.pool.kernel[1] = 3, m.pool.stride[0] = 1, m.pool.stride[1] = 3, m.pool.pad[0] = 1,
+  m.pool.pad[1] = 0, m.pool.ceil_mode = true; /* unequal kernel and strides */
+  each_threads("maxpool 2x3 s1x3 ceil", RLX_OP_POOL, &m, 1, (spec[]){F32(2, 2, 7, 14)});
   rlx_params a = {.pool = {.kind = RLX_POOL_AVG, .nd = 2, .kernel = {3, 2}, .stride = {2, 2}, .pad = {1, 1},
                            .dilation = {1, 1}, .ceil_mode = true, .count_include_pad = false}};
   each_threads("avgpool exclude pad", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 4, 11, 9)});
