@@ -191,6 +191,8 @@ typedef struct dw_geo {
   int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
 } dw_geo;
 
+#define DW_TAPS_MAX 64
+
 typedef struct dw_job {
   conv_geo c;
   dw_geo d;
@@ -199,7 +201,14 @@ typedef struct dw_job {
   const rlx_epilogue *ep;
   char *scratch;
   size_t worker_bytes;
+  int64_t tap_off[DW_TAPS_MAX]; /* each tap's offset from Q (the first phase plane), when it has at most DW_TAPS_MAX taps */
 } dw_job;
+
+/* Offset of tap t from the first phase plane (a few divisions: computed once per node run when they fit). */
+static int64_t dw_tap_offset(const conv_geo *c, const dw_geo *d, int64_t t) {
+  int64_t s = d->s, ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
+  return ((ry % s) * s + rx % s) * d->QH * d->QW + (ry / s) * d->QW + rx / s;
+}
 
 /* Depthwise with equal strides only (the phase planes are square); others take the GEMM path. */
 static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
@@ -240,6 +249,19 @@ RLX_VEC_CLONES static void dw_store_row(float *restrict y, const float *restrict
     for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b;
 }
 
+/* y [rows, n] = acc (rows QW apart) + b (+ res [rows, n]). */
+RLX_VEC_CLONES static void dw_store_rows(float *restrict y, const float *restrict acc, int64_t QW,
+                                        const float *restrict res, float b, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r++, y += n, acc += QW) {
+    if (res) {
+      for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b + res[i];
+      res += n;
+    } else {
+      for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b;
+    }
+  }
+}
+
 /* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
 RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
                                     int64_t rp, int64_t cp) {
@@ -278,8 +300,7 @@ static void dw_plane(void *ctx, int64_t plane, int worker) {
     for (int64_t cp = 0; cp < s; cp++) dw_phase(Q + (rp * s + cp) * pq, x, c, d, rp, cp);
   const float *src[9];
   for (int64_t t = 0; t < khw; t++) {
-    int64_t ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
-    const float *tap = Q + ((ry % s) * s + rx % s) * pq + (ry / s) * d->QW + rx / s;
+    const float *tap = Q + (khw <= DW_TAPS_MAX ? j->tap_off[t] : dw_tap_offset(c, d, t));
     if (khw == 9) src[t] = tap;
     else dw_tap(acc, d->L, tap, w[t], t == 0);
   }
@@ -288,8 +309,7 @@ static void dw_plane(void *ctx, int64_t plane, int worker) {
   float b = j->bias ? j->bias[ch] : 0.0f;
   int64_t n = c->OH * c->OW;
   const float *res = j->res ? j->res + plane * n : NULL;
-  for (int64_t oy = 0; oy < c->OH; oy++)
-    dw_store_row(y + oy * c->OW, acc + oy * d->QW, res ? res + oy * c->OW : NULL, b, c->OW);
+  dw_store_rows(y, acc, d->QW, res, b, c->OH, c->OW);
   if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, y, n);
 }
 
@@ -301,6 +321,7 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
     return rlx_errorf(RLX_ERR_INTERNAL, "depthwise conv geometry");
   j.res = n->n_in > 3 ? in[3].data : NULL;
   j.worker_bytes = dw_worker_bytes(&j.c, &j.d);
+  for (int64_t t = 0; t < j.c.kh * j.c.kw && t < DW_TAPS_MAX; t++) j.tap_off[t] = dw_tap_offset(&j.c, &j.d, t);
   rlx_parallel_for(x->tp, j.c.N * j.c.C, dw_plane, &j);
   return RLX_OK;
 }
