@@ -41,6 +41,49 @@ static bool direct(const conv_geo *c) {
   return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0;
 }
 
+/* ---- stride phase planes (depthwise and strided im2col) ---- */
+
+typedef struct dw_geo {
+  int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
+} dw_geo;
+
+#define DW_TAPS_MAX 64
+
+/* Depthwise with equal strides only (the phase planes are square); others take the GEMM path. */
+static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
+  if (c->sh != c->sw || c->sh < 1 || c->sh > 4) return false;
+  int64_t s = c->sh;
+  *d = (dw_geo){s, c->OH + (c->kh - 1) * c->dh / s, c->OW + (c->kw - 1) * c->dw / s, 0};
+  d->L = (c->OH - 1) * d->QW + c->OW;
+  return true;
+}
+
+/* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
+RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
+                                    int64_t rp, int64_t cp) {
+  int64_t s = d->s, QW = d->QW;
+  /* the columns q whose source column lies inside the image: [q0, q1) */
+  int64_t q0 = 0, q1 = QW;
+  while (q0 < QW && q0 * s + cp - c->pw < 0) q0++;
+  while (q1 > q0 && (q1 - 1) * s + cp - c->pw >= c->W) q1--;
+  for (int64_t r = 0; r < d->QH; r++, dst += QW) {
+    int64_t iy = r * s + rp - c->ph;
+    if (iy < 0 || iy >= c->H || q0 >= q1) {
+      for (int64_t q = 0; q < QW; q++) dst[q] = 0.0f;
+      continue;
+    }
+    const float *row = x + iy * c->W + (q0 * s + cp - c->pw);
+    for (int64_t q = 0; q < q0; q++) dst[q] = 0.0f;
+    if (s == 1)
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q];
+    else if (s == 2)
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[2 * q];
+    else
+      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q * s];
+    for (int64_t q = q1; q < QW; q++) dst[q] = 0.0f;
+  }
+}
+
 /* ---- implicit im2col: one B panel from the image ----
  *
  * A panel is at most a few dozen output pixels: it is first cut into
@@ -49,9 +92,17 @@ static bool direct(const conv_geo *c) {
  * kernel tap) then copies one input-row run per segment, with the zero
  * padding split off the ends so the copy itself has no bounds checks. */
 
+#define IM2COL_TAPS_MAX 256
+
 typedef struct im2col_src {
   const conv_geo *c;
   const float *x; /* the group's first input channel */
+  /* strided convolutions: the group's channels as stride phase planes (padding included), and
+   * each tap's offset in a channel's planes; NULL: read x with bounds checks */
+  const float *phases;
+  const dw_geo *d;
+  int64_t chan_floats; /* floats per channel in phases */
+  int64_t tap_off[IM2COL_TAPS_MAX];
 } im2col_src;
 
 typedef struct im2col_seg {
@@ -80,6 +131,17 @@ RLX_VEC_CLONES static void pack_im2col_part(const im2col_src *s, int64_t k0, int
   }
   int64_t khw = c->kh * c->kw, plane = c->H * c->W;
   int64_t ch = k0 / khw, ki = (k0 % khw) / c->kw, kj = k0 % c->kw;
+  if (s->phases) { /* every row a set of plain runs: the padding is in the planes */
+    int64_t t = k0 % khw, QW = s->d->QW;
+    const float *chan = s->phases + ch * s->chan_floats;
+    for (int64_t k = 0; k < kc; k++, dst += nr) {
+      const float *base = chan + s->tap_off[t];
+      for (int q = 0; q < nseg; q++) copy_run(dst + seg[q].off, base + seg[q].oy * QW + seg[q].ox, seg[q].run);
+      zero_run(dst + cols, nr - cols);
+      if (++t == khw) t = 0, chan += s->chan_floats;
+    }
+    return;
+  }
   for (int64_t k = 0; k < kc; k++, dst += nr) {
     const float *xc = s->x + ch * plane;
     int64_t iy0 = ki * c->dh - c->ph, ix0 = kj * c->dw - c->pw;
@@ -118,6 +180,64 @@ static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int
   pack_im2col_part(ctx, k0, kc, j0, cols, nr, dst);
 }
 
+/* ---- strided convolutions: im2col from stride phase planes ----
+ *
+ * With stride s > 1 the image columns a kernel tap reads are s apart. The
+ * group's channels are first copied into the phase planes the taps use
+ * (dw_phase: padding included), so every im2col row is a few plain runs, as
+ * for stride 1, with no bounds checks. */
+
+typedef struct phase_job {
+  const conv_geo *c;
+  dw_geo d;
+  const float *x;
+  float *dst;
+  int64_t planes;       /* phases in use */
+  int8_t used[16];      /* phase (rp*s + cp) -> its slot among the planes in use, or -1 */
+} phase_job;
+
+static bool phased(const conv_geo *c, dw_geo *d) {
+  return c->sh > 1 && c->kh * c->kw <= IM2COL_TAPS_MAX && !direct(c) && dw_geo_of(c, d);
+}
+
+/* Marks the phases some tap reads; returns how many. */
+static int64_t phase_planes_used(const conv_geo *c, const dw_geo *d, int8_t used[16]) {
+  int64_t s = d->s, n = 0;
+  for (int i = 0; i < 16; i++) used[i] = -1;
+  for (int64_t ki = 0; ki < c->kh; ki++)
+    for (int64_t kj = 0; kj < c->kw; kj++) {
+      int64_t ph = ((ki * c->dh) % s) * s + (kj * c->dw) % s;
+      if (used[ph] < 0) used[ph] = (int8_t)n++;
+    }
+  return n;
+}
+
+static void phase_taps(const conv_geo *c, const dw_geo *d, const int8_t used[16], int64_t *tap_off) {
+  int64_t s = d->s, pq = d->QH * d->QW;
+  for (int64_t t = 0; t < c->kh * c->kw; t++) {
+    int64_t ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
+    tap_off[t] = used[(ry % s) * s + rx % s] * pq + (ry / s) * d->QW + rx / s;
+  }
+}
+
+static size_t phases_bytes(const conv_geo *c) {
+  dw_geo d;
+  if (!phased(c, &d)) return 0;
+  int8_t used[16];
+  int64_t n = phase_planes_used(c, &d, used);
+  return ((size_t)((c->C / c->G) * n * d.QH * d.QW) * sizeof(float) + 63) & ~(size_t)63;
+}
+
+static void phase_task(void *ctx, int64_t ch, int worker) {
+  (void)worker;
+  const phase_job *j = ctx;
+  const conv_geo *c = j->c;
+  int64_t s = j->d.s, pq = j->d.QH * j->d.QW;
+  for (int64_t ph = 0; ph < s * s; ph++)
+    if (j->used[ph] >= 0)
+      dw_phase(j->dst + (ch * j->planes + j->used[ph]) * pq, j->x + ch * c->H * c->W, c, &j->d, ph / s, ph % s);
+}
+
 /* ---- the epilogue: bias per output channel, residual, activation ---- */
 
 typedef struct conv_ep {
@@ -153,18 +273,31 @@ static rlx_status conv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd) / sizeof(float);
   const rlx_epilogue *ep = &n->p.conv.ep;
   bool need_ep = in[2].data || (n->n_in > 3 && in[3].data) || ep->has_act;
+  im2col_src src = {.c = &c};
+  phase_job pj = {.c = &c};
+  if (phased(&c, &pj.d)) { /* the planes go first in the scratch, the sgemm's after them */
+    pj.planes = phase_planes_used(&c, &pj.d, pj.used);
+    src.d = &pj.d, src.chan_floats = pj.planes * pj.d.QH * pj.d.QW;
+    src.phases = pj.dst = (float *)x->scratch;
+    phase_taps(&c, &pj.d, pj.used, src.tap_off);
+  }
+  char *gemm_scratch = x->scratch + phases_bytes(&c);
   for (int64_t b = 0; b < c.N; b++)
     for (int64_t gi = 0; gi < c.G; gi++) {
       const float *xg = (const float *)in[0].data + (b * c.C + gi * Cg) * isp;
       float *C = (float *)out[0].data + (b * c.O + gi * Og) * osp;
-      im2col_src src = {&c, xg};
+      src.x = xg;
+      if (src.phases) {
+        pj.x = xg;
+        rlx_parallel_for(Cg * pj.planes >= 8 ? x->tp : NULL, Cg, phase_task, &pj);
+      }
       conv_ep e = {ep, in[2].data ? (const float *)in[2].data + gi * Og : NULL,
                    n->n_in > 3 && in[3].data ? (const float *)in[3].data + (b * c.O + gi * Og) * osp : NULL, C};
       rlx_sgemm_args a = {.M = Og, .N = osp, .K = Kd, .a_packed = wp + gi * wgroup, .C = C, .ldc = osp,
                           .epilogue = need_ep ? conv_epilogue : NULL, .epilogue_ctx = &e};
       if (direct(&c)) a.B = xg, a.ldb = osp;
       else a.pack_b = pack_im2col, a.pack_ctx = &src;
-      rlx_sgemm_ex(x->tp, &a, x->scratch);
+      rlx_sgemm_ex(x->tp, &a, gemm_scratch);
     }
   return RLX_OK;
 }
@@ -187,12 +320,6 @@ static rlx_status conv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
  * of acc are discarded when it is copied into the output, where bias,
  * residual and activation are applied. */
 
-typedef struct dw_geo {
-  int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
-} dw_geo;
-
-#define DW_TAPS_MAX 64
-
 typedef struct dw_job {
   conv_geo c;
   dw_geo d;
@@ -208,15 +335,6 @@ typedef struct dw_job {
 static int64_t dw_tap_offset(const conv_geo *c, const dw_geo *d, int64_t t) {
   int64_t s = d->s, ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
   return ((ry % s) * s + rx % s) * d->QH * d->QW + (ry / s) * d->QW + rx / s;
-}
-
-/* Depthwise with equal strides only (the phase planes are square); others take the GEMM path. */
-static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
-  if (c->sh != c->sw || c->sh < 1 || c->sh > 4) return false;
-  int64_t s = c->sh;
-  *d = (dw_geo){s, c->OH + (c->kh - 1) * c->dh / s, c->OW + (c->kw - 1) * c->dw / s, 0};
-  d->L = (c->OH - 1) * d->QW + c->OW;
-  return true;
 }
 
 static size_t dw_worker_bytes(const conv_geo *c, const dw_geo *d) {
@@ -259,32 +377,6 @@ RLX_VEC_CLONES static void dw_store_rows(float *restrict y, const float *restric
     } else {
       for (int64_t i = 0; i < n; i++) y[i] = acc[i] + b;
     }
-  }
-}
-
-/* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
-RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
-                                    int64_t rp, int64_t cp) {
-  int64_t s = d->s, QW = d->QW;
-  /* the columns q whose source column lies inside the image: [q0, q1) */
-  int64_t q0 = 0, q1 = QW;
-  while (q0 < QW && q0 * s + cp - c->pw < 0) q0++;
-  while (q1 > q0 && (q1 - 1) * s + cp - c->pw >= c->W) q1--;
-  for (int64_t r = 0; r < d->QH; r++, dst += QW) {
-    int64_t iy = r * s + rp - c->ph;
-    if (iy < 0 || iy >= c->H || q0 >= q1) {
-      for (int64_t q = 0; q < QW; q++) dst[q] = 0.0f;
-      continue;
-    }
-    const float *row = x + iy * c->W + (q0 * s + cp - c->pw);
-    for (int64_t q = 0; q < q0; q++) dst[q] = 0.0f;
-    if (s == 1)
-      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q];
-    else if (s == 2)
-      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[2 * q];
-    else
-      for (int64_t q = 0; q < q1 - q0; q++) dst[q0 + q] = row[q * s];
-    for (int64_t q = q1; q < QW; q++) dst[q] = 0.0f;
   }
 }
 
@@ -549,7 +641,8 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
   for (int64_t gi = 0; gi < c.G; gi++) /* weights [O, Cg, kh, kw] = per group a row-major [Og, Kd] */
     rlx_sgemm_pack_a(Og, Kd, (const float *)wv->data + gi * Og * Kd, Kd, (float *)((char *)k->packed + wgroup * (size_t)gi));
   k->fast = conv_run, k->ref = NULL;
-  k->name = direct(&c) ? "f32_conv_1x1_sgemm" : "f32_conv_implicit_sgemm";
-  k->scratch = rlx_sgemm_scratch(threads);
+  dw_geo pd;
+  k->name = direct(&c) ? "f32_conv_1x1_sgemm" : phased(&c, &pd) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
+  k->scratch = phases_bytes(&c) + rlx_sgemm_scratch(threads);
   return RLX_OK;
 }

@@ -178,6 +178,12 @@ TEST(conv_shapes) {
   p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = RLX_UNARY_RELU}};
   each_threads("conv winograd pad2+residual+relu", RLX_OP_CONV, &p, 4,
                (spec[]){F32(1, 16, 12, 12), W32(16, 16, 3, 3), W32(16), F32(1, 16, 14, 14)});
+  p = conv2(2, 0, 1, 1); /* 1x1 stride 2 (a resnet downsample): one phase plane of four */
+  each_threads("conv 1x1 s2", RLX_OP_CONV, &p, 2, (spec[]){F32(2, 8, 9, 11), W32(12, 8, 1, 1)});
+  p = conv2(4, 2, 1, 1); /* 11x11 stride 4 (alexnet's first layer): 121 taps over 16 planes */
+  each_threads("conv 11x11 s4", RLX_OP_CONV, &p, 3, (spec[]){F32(1, 3, 39, 35), W32(8, 3, 11, 11), W32(8)});
+  p = conv2(2, 2, 2, 2); /* grouped, stride 2, dilation 2: taps on the even phases only */
+  each_threads("conv 3x3 s2 d2 groups", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 6, 15, 12), W32(8, 3, 3, 3)});
   p = conv2(1, 2, 2, 1);
   each_threads("conv dilated", RLX_OP_CONV, &p, 2, (spec[]){F32(1, 4, 10, 10), W32(6, 4, 3, 3)});
   p = conv2(1, 1, 1, 8);
