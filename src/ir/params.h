@@ -41,7 +41,7 @@ typedef enum rlx_unary_kind {
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
   X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
   X(FMAX, "fmax") X(FMIN, "fmin") X(REMAINDER, "remainder") X(FMOD, "fmod") X(ATAN2, "atan2") \
-  X(HYPOT, "hypot") X(BITAND, "bitwise_and") X(BITOR, "bitwise_or") X(BITXOR, "bitwise_xor") \
+  X(HYPOT, "hypot") X(COPYSIGN, "copysign") X(BITAND, "bitwise_and") X(BITOR, "bitwise_or") X(BITXOR, "bitwise_xor") \
   X(SHL, "shift_left") X(SHR, "shift_right") X(LOGICAL_AND, "logical_and")                   \
   X(LOGICAL_OR, "logical_or") X(LOGICAL_XOR, "logical_xor") X(EQ, "eq") X(NE, "ne")          \
   X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge")

@@ -26,7 +26,7 @@ static rlx_status binary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
              k == RLX_BINARY_SHL || k == RLX_BINARY_SHR))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs integer inputs, got %s", rlx_binary_names[k],
                       rlx_dtype_name(a->dtype));
-  if (!fl && (k == RLX_BINARY_DIV || k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT))
+  if (!fl && (k == RLX_BINARY_DIV || k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT || k == RLX_BINARY_COPYSIGN))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs float inputs, got %s", rlx_binary_names[k],
                       rlx_dtype_name(a->dtype));
   if (rlx_broadcast(&a->shape, &b->shape, &os[0])) return RLX_ERR_SHAPE;
@@ -73,6 +73,7 @@ static double binary_f(rlx_binary_kind k, double a, double b, bool f64) {
     case RLX_BINARY_FMOD: return fmod(a, b);
     case RLX_BINARY_ATAN2: return atan2(a, b);
     case RLX_BINARY_HYPOT: return hypot(a, b);
+    case RLX_BINARY_COPYSIGN: return copysign(a, b);
     default: return NAN;
   }
 }

@@ -120,6 +120,7 @@ for _op, _ga, _gb in (
     (aten.fmax.default, g_any, g_any),
     (aten.fmin.default, g_any, g_any),
     (aten.hypot.default, g_any, g_any),
+    (aten.copysign.Tensor, g_any, g_any),
     (aten.floor_divide.default, g_any, g_nonzero),
     (aten.true_divide.Tensor, g_any, g_nonzero),
     (aten.rsub.Tensor, g_any, g_any),
@@ -169,6 +170,19 @@ CASES += [
     case(aten.atan2.out, name, lambda a, b: aten.atan2.out(a, b, out=torch.empty_like(a)), a, b)
     for name, a, b in (("f32", randn(3, 4), randn(3, 4)), ("special", special(4, 5), special(4, 5)),
                        ("f64-broadcast-1", randn(2, 3, dtype=f64), randn(2, 1, dtype=f64)))
+]
+
+# -- copysign: signed zeros and NaN signs decide; Scalar overload
+_zeros = torch.tensor([0.0, -0.0, 0.0, -0.0, 2.0, -3.0])
+CASES += [
+    case(aten.copysign.Tensor, "signed-zeros", lambda a, b: aten.copysign.Tensor(a, b),
+         torch.tensor([1.5, 1.5, -2.0, -2.0, 0.0, -0.0]), _zeros),
+    case(aten.copysign.Tensor, "nan-signs", lambda a, b: aten.copysign.Tensor(a, b),
+         torch.tensor([1.0, 2.0, float("nan"), float("inf")]),
+         torch.tensor([float("nan"), -float("nan"), -1.0, -0.0])),
+    case(aten.copysign.Scalar, "neg-scalar", lambda a: aten.copysign.Scalar(a, -2.0), randn(3, 4)),
+    case(aten.copysign.Scalar, "i64-pos-scalar", lambda a: aten.copysign.Scalar(a, 1), ints(-5, 5, 3, 4)),
+    case(aten.copysign.Scalar, "zero-scalar-special", lambda a: aten.copysign.Scalar(a, -0.0), special(3, 5)),
 ]
 
 # -- alpha on add/sub

@@ -128,6 +128,15 @@ for _op in (aten.argmax.default, aten.argmin.default):
              torch.tensor([[1.0, -0.0, 3.0, 0.0], [3.0, -2.0, -2.0, 0.0]])),
     ]
 
+# -- _is_all_true / _is_any_true: a bool tensor to a 0-d bool
+for _op in (aten._is_all_true.default, aten._is_any_true.default):
+    CASES += [
+        case(_op, "mostly-true", lambda x, f=_op: f(x), bools(3, 4, p=0.9)),
+        case(_op, "all-true-permuted", lambda x, f=_op: f(x.t()), torch.ones(4, 3, dtype=torch.bool)),
+        case(_op, "scalar-false", lambda x, f=_op: f(x), torch.tensor(False)),
+        case(_op, "empty", lambda x, f=_op: f(x), bools(0, 4)),
+    ]
+
 # -- any / all (non-zero is true, NaN is true; empty -> any False, all True)
 for _a, _ad, _ads in ((aten.any.default, aten.any.dim, aten.any.dims),
                       (aten.all.default, aten.all.dim, aten.all.dims)):

@@ -20,8 +20,8 @@ also get cases with non-default parameters.
 import pytest
 import torch
 
-from cases import (INF, NAN, aten, bf16, case, case_id, f16, f64, i32, i64, ints, seed, special,
-                   torch_accepts, uniform)
+from cases import (INF, NAN, aten, bf16, bools, case, case_id, f16, f64, i32, i64, ints, randn, seed,
+                   special, torch_accepts, uniform)
 
 seed("test_unary")
 
@@ -179,6 +179,26 @@ CASES += [
          lambda x: aten.hardtanh.default(x, -0.5, 0.25), special(3, 6)),
     case(aten.leaky_relu.default, "slope-0.2", lambda x: aten.leaky_relu.default(x, 0.2),
          uniform(-5, 5, 3, 4)),
+    # rrelu in eval: the slope is (lower + upper) / 2
+    case(aten.rrelu.default, "eval-default-bounds", lambda x: aten.rrelu.default(x), uniform(-5, 5, 3, 4)),
+    case(aten.rrelu.default, "eval-bounds-special", lambda x: aten.rrelu.default(x, 0.1, 0.5), special(3, 6)),
+    case(aten.rrelu.default, "eval-permuted", lambda x: aten.rrelu.default(x.transpose(0, 1), 0.2, 0.2),
+         uniform(-3, 3, 5, 4)),
+    case(aten.rrelu_with_noise_functional.default, "eval-noise-out",
+         lambda x, z: aten.rrelu_with_noise_functional.default(x, z, 0.1, 0.3, False), uniform(-4, 4, 3, 5),
+         torch.zeros(3, 5)),
+    case(aten.rrelu_with_noise_functional.default, "eval-noise-used",
+         lambda x, z: sum(aten.rrelu_with_noise_functional.default(x, z, 0.2, 0.4, False)), uniform(-4, 4, 2, 3),
+         randn(2, 3)),
+    case(aten.rrelu_with_noise_functional.default, "eval-empty",
+         lambda x, z: aten.rrelu_with_noise_functional.default(x, z, 0.1, 0.3, False)[0], randn(0, 3),
+         randn(0, 3)),
+    # signbit: the sign bit, so -0.0 and negative NaNs count
+    case(aten.signbit.default, "signed-zeros-nans", lambda x: aten.signbit.default(x),
+         torch.tensor([0.0, -0.0, 1.0, -1.0, float("inf"), -float("inf"), float("nan"), -float("nan")])),
+    case(aten.signbit.default, "i64-permuted", lambda x: aten.signbit.default(x.t()), ints(-5, 5, 4, 3)),
+    case(aten.signbit.default, "bool-f16", lambda x, h: aten.signbit.default(x) | aten.signbit.default(h),
+         bools(3, 4), randn(3, 4, dtype=f16)),
     case(aten.leaky_relu.default, "slope-neg", lambda x: aten.leaky_relu.default(x, -1.5),
          special(3, 4)),
     case(aten.softplus.default, "beta-threshold",

@@ -23,6 +23,7 @@ static const binary_map binaries[] = {
     {"fmax", RLX_BINARY_FMAX},        {"fmin", RLX_BINARY_FMIN},
     {"remainder", RLX_BINARY_REMAINDER}, {"fmod", RLX_BINARY_FMOD},
     {"atan2", RLX_BINARY_ATAN2},      {"hypot", RLX_BINARY_HYPOT},
+    {"copysign", RLX_BINARY_COPYSIGN},
     {"bitwise_and", RLX_BINARY_BITAND}, {"bitwise_or", RLX_BINARY_BITOR},
     {"bitwise_xor", RLX_BINARY_BITXOR}, {"bitwise_left_shift", RLX_BINARY_SHL},
     {"__and__", RLX_BINARY_BITAND},   {"__or__", RLX_BINARY_BITOR},
@@ -69,7 +70,8 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
   }
   rlx_dtype ct = lw_result_type(ops, 2);
   if (k == RLX_BINARY_DIV && !rlx_dtype_is_float(ct)) ct = RLX_DTYPE_F32; /* true division */
-  if ((k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT) && !rlx_dtype_is_float(ct)) ct = RLX_DTYPE_F32;
+  if ((k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT || k == RLX_BINARY_COPYSIGN) && !rlx_dtype_is_float(ct))
+    ct = RLX_DTYPE_F32;
   if (k >= RLX_BINARY_LOGICAL_AND && k <= RLX_BINARY_LOGICAL_XOR) ct = RLX_DTYPE_BOOL;
   if (k == RLX_BINARY_POW && ct == RLX_DTYPE_BOOL) ct = RLX_DTYPE_I64;
 
@@ -297,4 +299,43 @@ rlx_status rlx_lower_logit(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t q = lw_binary(lw, RLX_BINARY_DIV, x, lw_binary(lw, RLX_BINARY_SUB, one, x));
   rlx_params lg = {.unary = {.kind = RLX_UNARY_LOG}};
   return lw_bind(lw, n, q < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &lg, &q, 1));
+}
+
+/* signbit: the sign bit, -0.0 and NaNs included, as copysign(1, x) < 0 in
+ * floats; x < 0 for integers (false for bool and unsigned). */
+rlx_status rlx_lower_signbit(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (st) return st;
+  rlx_dtype t = lw_val(lw, x)->dtype;
+  if (t == RLX_DTYPE_BOOL) t = RLX_DTYPE_U8, x = lw_cast(lw, x, t);
+  rlx_arg one = {.kind = RLX_ARG_FLOAT, .u.f = 1.0}, zero = {.kind = RLX_ARG_INT, .u.i = 0};
+  int32_t s = rlx_dtype_is_float(t) ? lw_binary(lw, RLX_BINARY_COPYSIGN, lw_scalar_arg(lw, &one, t), x) : x;
+  int32_t z = lw_scalar_arg(lw, &zero, t);
+  if (s < 0 || z < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_binary(lw, RLX_BINARY_LT, s, z));
+}
+
+/* rrelu in eval (training=False): leaky_relu with slope (lower + upper) / 2;
+ * the _functional variant also returns its noise input unchanged. Training
+ * mode draws random slopes: refused. */
+rlx_status rlx_lower_rrelu(rlx_lower *lw, const rlx_aten_node *n) {
+  bool noise = lw_is(n, "rrelu_with_noise") || lw_is(n, "rrelu_with_noise_functional");
+  int32_t x, nz = -1;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st && noise) st = lw_tensor(lw, n, 1, "noise", &nz);
+  if (st) return st;
+  int base = noise ? 2 : 1;
+  double lo, hi;
+  bool training;
+  if ((st = lw_float(lw, n, base, "lower", 1.0 / 8.0, &lo)) || (st = lw_float(lw, n, base + 1, "upper", 1.0 / 3.0, &hi)) ||
+      (st = lw_bool(lw, n, base + 2, "training", false, &training)))
+    return st;
+  if (training) return lw_fail(RLX_ERR_UNSUPPORTED, "rrelu with training=True draws random slopes; export the model in eval()");
+  rlx_params p = {.unary = {.kind = RLX_UNARY_LEAKY_RELU, .a = (lo + hi) / 2}};
+  int32_t y = lw_emit(lw, RLX_OP_UNARY, &p, &x, 1);
+  if (y < 0) return rlx_last_status();
+  if (!lw_is(n, "rrelu_with_noise_functional")) return lw_bind(lw, n, y);
+  int32_t outs[2] = {y, nz};
+  return lw_bind_multi(lw, n, outs, 2);
 }

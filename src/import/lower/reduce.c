@@ -192,3 +192,13 @@ rlx_status rlx_lower_histc(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_float(lw, n, 3, "max", 0.0, &p.histc.max);
   return st ? st : lw_bind(lw, n, lw_emit(lw, RLX_OP_HISTC, &p, &x, 1));
 }
+
+/* _is_all_true / _is_any_true: a bool tensor -> 0-d bool (torch's asserts, `if x.all()`). */
+rlx_status rlx_lower_is_true(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (st) return st;
+  int rank = lw_val(lw, x)->shape.rank;
+  rlx_reduce_kind k = lw_is(n, "_is_all_true") ? RLX_REDUCE_ALL : RLX_REDUCE_ANY;
+  return lw_bind(lw, n, emit_reduce(lw, x, k, rank ? (1u << rank) - 1 : 0, false, 0));
+}
