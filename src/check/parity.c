@@ -96,6 +96,10 @@ void rlx_parity_compare(const rlx_tensor_view *got, const rlx_tensor_view *ref,
   r->pass = r->reason[0] == '\0';
 }
 
+static double cosine_of(double dot, double na, double nb) {
+  return na == 0 && nb == 0 ? 1 : na == 0 || nb == 0 ? 0 : dot / (sqrt(na) * sqrt(nb));
+}
+
 void rlx_parity_arbitrate(const rlx_tensor_view *got, const rlx_tensor_view *ref, const rlx_tensor_view *ref64,
                           const rlx_parity_opts *user, rlx_parity_result *r) {
   if (r->pass || !rlx_dtype_is_float(ref->dtype) || !rlx_dtype_is_float(ref64->dtype))
@@ -112,26 +116,29 @@ void rlx_parity_arbitrate(const rlx_tensor_view *got, const rlx_tensor_view *ref
     if (user->rtol >= 0) o.rtol = user->rtol;
     if (user->cosine >= 0) o.cosine = user->cosine;
   }
-  double er = 0, et = 0, dot = 0, ng = 0, n64 = 0, max64 = 0;
+  double er = 0, et = 0, dot = 0, dott = 0, ng = 0, nt = 0, n64 = 0, max64 = 0;
   for (int64_t i = 0; i < n; i++) {
     double a = rlx_load_f64(got->data, got->dtype, i), t = rlx_load_f64(ref->data, ref->dtype, i),
            x = rlx_load_f64(ref64->data, ref64->dtype, i);
     if (!isfinite(a) || !isfinite(t) || !isfinite(x)) continue; /* non-finite rules were applied already */
     er = fmax(er, fabs(a - x)), et = fmax(et, fabs(t - x)), max64 = fmax(max64, fabs(x));
-    dot += a * x, ng += a * a, n64 += x * x;
+    dot += a * x, dott += t * x, ng += a * a, nt += t * t, n64 += x * x;
   }
-  double cos = ng == 0 && n64 == 0 ? 1 : ng == 0 || n64 == 0 ? 0 : dot / (sqrt(ng) * sqrt(n64));
+  double cos = cosine_of(dot, ng, n64), cost = cosine_of(dott, nt, n64);
+  /* the same slack on both figures: within max(tolerance, 2x torch's own distance from float64) */
   double bar = fmax(o.atol + o.rtol * max64, RLX_PARITY_ARBITER_SLACK * et);
+  double cos_bar = fmin(o.cosine, 1.0 - RLX_PARITY_ARBITER_SLACK * (1.0 - cost));
   r->arbitrated = true, r->err64_rlx = er, r->err64_torch = et;
-  if (er <= bar && cos >= o.cosine) {
+  if (er <= bar && cos >= cos_bar) {
     r->pass = true;
     snprintf(r->reason, sizeof r->reason,
-             "float32 rounding: eager torch is itself %.3g from float64, rlx is %.3g from it (bar %.3g)", et, er,
-             bar);
+             "float rounding: eager torch is itself %.3g from float64 (cosine %.7f), rlx is %.3g from it "
+             "(cosine %.7f; bars %.3g, %.7f)", et, cost, er, cos, bar, cos_bar);
   } else {
     char prev[sizeof r->reason];
     memcpy(prev, r->reason, sizeof prev);
-    snprintf(r->reason, sizeof r->reason, "%.150s; against float64 rlx is %.3g off, eager torch %.3g (bar %.3g)",
-             prev, er, et, bar);
+    snprintf(r->reason, sizeof r->reason,
+             "%.90s; against float64 rlx is %.3g off (cosine %.7f), eager torch %.3g (cosine %.7f); "
+             "bars %.3g and cosine %.7f", prev, er, cos, et, cost, bar, cos_bar);
   }
 }

@@ -3,8 +3,11 @@
  * it: with s = gamma / sqrt(var + eps), W' = W * s per output channel and
  * b' = (b - mean) * s + beta. The conv then writes what the batch_norm did
  * and the batch_norm is left for dce. Only when every operand is a constant
- * and the conv's output feeds nothing else. Rounding differs from the
- * unfused pair by a few ulps; the localizer runs without passes.
+ * and the conv's output feeds nothing else, and only in f32/f64: rounding
+ * the folded W' to f16/bf16 would add an error of its own (about doubling
+ * a half-precision network's distance from float64), where the unfused pair
+ * computes what torch computes. Rounding differs from the unfused f32 pair by
+ * a few ulps; the localizer runs without passes.
  */
 #include <math.h>
 
@@ -29,10 +32,13 @@ static rlx_status fold_one(rlx_graph *g, int32_t ci, int32_t bi) {
   const rlx_value *mean = &g->values[bn->in[1]], *var = &g->values[bn->in[2]];
   const rlx_value *gam = bn->in[3] >= 0 ? &g->values[bn->in[3]] : NULL, *bet = bn->in[4] >= 0 ? &g->values[bn->in[4]] : NULL;
   for (int64_t o = 0; o < O; o++) {
-    double s = (gam ? rlx_load_f64(gam->data, t, o) : 1.0) / sqrt(rlx_load_f64(var->data, t, o) + bn->p.norm.eps);
-    double b0 = cb >= 0 ? rlx_load_f64(g->values[cb].data, t, o) : 0.0;
+    /* each operand in its own dtype (batch-norm statistics may be wider than the weights) */
+    double s = (gam ? rlx_load_f64(gam->data, gam->dtype, o) : 1.0) /
+               sqrt(rlx_load_f64(var->data, var->dtype, o) + bn->p.norm.eps);
+    double b0 = cb >= 0 ? rlx_load_f64(g->values[cb].data, g->values[cb].dtype, o) : 0.0;
     for (int64_t i = 0; i < per; i++) rlx_store_f64(nw, t, o * per + i, rlx_load_f64(w->data, t, o * per + i) * s);
-    rlx_store_f64(nb, t, o, (b0 - rlx_load_f64(mean->data, t, o)) * s + (bet ? rlx_load_f64(bet->data, t, o) : 0.0));
+    rlx_store_f64(nb, t, o, (b0 - rlx_load_f64(mean->data, mean->dtype, o)) * s +
+                                (bet ? rlx_load_f64(bet->data, bet->dtype, o) : 0.0));
   }
   rlx_shape bs = {.rank = 1, .dims = {O}};
   int32_t vw = rlx_graph_add_const_owned(g, t, &w->shape, nw);
@@ -55,7 +61,9 @@ rlx_status rlx_pass_fold_bn(rlx_graph *g) {
     if (!ok || x->kind != RLX_VALUE_NODE || x->producer < 0) continue;
     int32_t ci = x->producer;
     const rlx_node *conv = &g->nodes[ci];
-    if (conv->op != RLX_OP_CONV || conv->p.conv.transposed || conv->p.conv.ep.has_act ||
+    rlx_dtype wt = conv->n_in > 1 && conv->in[1] >= 0 ? g->values[conv->in[1]].dtype : RLX_DTYPE_F32;
+    if (conv->op != RLX_OP_CONV || (wt != RLX_DTYPE_F32 && wt != RLX_DTYPE_F64) || conv->p.conv.transposed ||
+        conv->p.conv.ep.has_act ||
         (conv->n_in > 3 && conv->in[3] >= 0) || !constant(g, conv->in[1]) ||
         (conv->n_in > 2 && !constant(g, conv->in[2])) || rlx_single_consumer(g, bn->in[0], ci) != bi)
       continue;
