@@ -119,10 +119,44 @@ def decomposition_table(mode: str, force: Iterable = ()) -> dict | None:
 def decompose(ep, mode: str, force: Iterable = ()):
     table = decomposition_table(mode, force)
     if mode == "aten" and table is None:
-        return ep
-    if mode == "core" and table is None:
-        return ep.run_decompositions()
-    return ep.run_decompositions(table)
+        out = ep
+    elif mode == "core" and table is None:
+        out = ep.run_decompositions()
+    else:
+        out = ep.run_decompositions(table)
+    drop_runtime_asserts(out)
+    return out
+
+
+# torch.export's run-time checks: they compute nothing (rlx lowers them to no-ops)
+_RUNTIME_ASSERTS = {"aten._assert_scalar.default", "aten._assert_async.default", "aten._assert_async.msg",
+                    "aten.sym_constrain_range.default", "aten.sym_constrain_range_for_size.default"}
+
+
+def drop_runtime_asserts(ep) -> int:
+    """Removes torch.export's run-time assertions from ``ep``'s graph, then
+    the nodes that only fed them, and returns how many nodes went.
+
+    A model that checks a tensor's values (``assert lengths.max() <= n``) gets
+    ``_local_scalar_dense -> le -> _assert_scalar``: a data-dependent scalar
+    rlx could not compile although nothing else uses it. rlx checks shapes
+    itself and does not re-check the model's own asserts."""
+    g = ep.graph_module.graph
+    doomed = [n for n in g.nodes if n.op == "call_function" and str(n.target) in _RUNTIME_ASSERTS]
+    if not doomed:
+        return 0
+    before = len(g.nodes)
+    for n in doomed:
+        g.erase_node(n)
+    changed = True  # the comparisons and .item() calls that fed only the asserts
+    while changed:
+        changed = False
+        for n in reversed(list(g.nodes)):
+            if n.op == "call_function" and not n.users and not n.is_impure():
+                g.erase_node(n)
+                changed = True
+    ep.graph_module.recompile()
+    return before - len(g.nodes)
 
 
 # --------------------------------------------------------------------------

@@ -98,9 +98,13 @@ def concrete(x: Any) -> Any:
     if hint is None:
         shape_env = getattr(node, "shape_env", None)
         if shape_env is not None:
-            hint = shape_env.size_hint(node.expr)
+            try:
+                hint = shape_env.size_hint(node.expr)
+            except Exception:  # noqa: BLE001 - an unbacked symbol (.item(), nonzero) has no example value
+                hint = None
     if hint is None:
-        raise ExportError(f"cannot resolve symbolic value {x} to an example value")
+        raise ExportError(f"the value {x} depends on tensor data (.item(), nonzero, a boolean mask, ...), "
+                          "and rlx compiles static shapes and scalars")
     if isinstance(x, torch.SymInt):
         return int(hint)
     if isinstance(x, torch.SymFloat):
@@ -300,6 +304,16 @@ def dropped_outputs(ep) -> list[str]:
 # The JSON document
 
 
+def _node_out(node: torch.fx.Node) -> Any:
+    what = f"node '{node.name}' ({op_name(node.target)})"
+    try:
+        return encode_out(node.meta.get("val"), what)
+    except ExportError as e:
+        if str(e).startswith(what):
+            raise
+        raise ExportError(f"{what}: {e}") from e
+
+
 def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
              io: GraphIO | None = None) -> dict:
     """The torch-ir.json document (a plain dict) for ``ep``."""
@@ -340,7 +354,7 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
             "op": op_name(node.target),
             "args": [encode_arg(a) for a in node.args],
             "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()},
-            "out": encode_out(node.meta.get("val"), f"node '{node.name}' ({op_name(node.target)})"),
+            "out": _node_out(node),
         })
 
     outputs = []

@@ -150,3 +150,28 @@ def test_none_outputs_are_omitted(rlx_bin, tmp_path):
     assert len(ir["outputs"]) == 2 and ir["omitted_outputs"] == [0, 2]
     r = run_rlx(rlx_bin, "verify", out)
     assert r.returncode == 0 and "out[1] f32[3]" in r.stdout and "parity: PASS" in r.stdout, r.stdout + r.stderr
+
+
+def test_value_assert_only_item_is_dropped(rlx_bin, tmp_path):
+    """`.item()` feeding only a run-time assert (XLM's `assert lengths.max() <= slen`):
+    the assert chain is dropped and the model exports; an `.item()` that sets a
+    size is refused with a message naming the node."""
+    class Checked(torch.nn.Module):
+        def forward(self, x, lengths):
+            torch._check(int(lengths.max()) <= x.shape[1])
+            return x * 2
+
+    class Sized(torch.nn.Module):
+        def forward(self, x, lengths):
+            return x[:, : int(lengths.max())]
+
+    x, lengths = torch.randn(2, 6), torch.tensor([3, 5])
+    out = tmp_path / "checked"
+    s = rlx.export_program(Checked().eval(), (x, lengths), out, check=True)
+    assert s["check"] == "passed", s["check_message"]
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert not [n for n in ir["nodes"] if "assert_scalar" in n["op"] or "local_scalar" in n["op"]]
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0 and "parity: PASS" in r.stdout, r.stdout + r.stderr
+    with pytest.raises(rlx.ExportError, match=r"node '.*' \(.*\).*depends on tensor data|data-dependent size"):
+        rlx.export_program(Sized().eval(), (x, lengths), tmp_path / "sized", check=False)
