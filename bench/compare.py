@@ -6,7 +6,9 @@ For each model: export once with rlx.export (random weights, seed 0), then
 run R rounds; in each round `rlx bench` (a subprocess), PyTorch eager and
 ONNX Runtime (the model exported with torch.onnx.export) each time `iters`
 runs on the same input, one after the other, so the three see the same
-machine state. Prints the median of the per-round medians and the ratios
+machine state; each batch starts after `--pause` seconds idle, since the
+runtimes' worker threads keep spinning after their last task and would take
+the cores from whichever runs next. Prints the median of the per-round medians and the ratios
 peer / rlx (above 1: rlx is faster). Times on a shared machine are noisy:
 compare the ratios, not the absolute numbers.
 
@@ -145,6 +147,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--pause", type=float, default=1.0,
+                    help="seconds of idle before each timed batch (lets spinning worker threads settle)")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "rlx-bench"))
     a = ap.parse_args()
@@ -171,9 +175,14 @@ def main() -> int:
             time_ort(sess, feed, 2)
         r, t, o = [], [], []
         for _ in range(a.rounds):
+            # a pause before each: the previous runtime's worker threads spin for a while after
+            # their last task (OpenMP, ORT's pool) and would take cores from the next one
+            time.sleep(a.pause)
             r.append(time_rlx(rlx_bin, d, a.threads, a.iters))
+            time.sleep(a.pause)
             t.append(time_torch(model, inputs, a.iters))
             if sess is not None:
+                time.sleep(a.pause)
                 o.append(time_ort(sess, feed, a.iters))
         rm, tm = statistics.median(r), statistics.median(t)
         if o:

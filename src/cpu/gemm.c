@@ -97,6 +97,7 @@ typedef struct gemm_job {
   const void *epilogue_ctx;
   /* the current (jc, pc) block */
   int64_t j0, nc, p0, kc, panels, mtiles, chunk;
+  int64_t pack_chunks; /* row chunks per panel when packing B */
   const float *bp; /* packed B block */
   float *bp_fill;  /* where pack tasks write it (NULL when prepacked) */
   const float *a_packed; /* the whole A packed at compile time, or NULL */
@@ -115,18 +116,24 @@ static int64_t packed_offset(const rlx_sgemm_isa *isa, int64_t N, int64_t K, int
   return j0 * K + p0 * round_up(nc, isa->nr); /* full blocks before j0 hold NC * K floats each */
 }
 
-static void pack_b_task(void *ctx, int64_t p, int worker) {
+/* Task t packs rows [r0, r0 + rows) of panel t / pack_chunks: with few panels
+ * (a conv with a small image) the rows are split too, so every thread packs. */
+static void pack_b_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const gemm_job *j = ctx;
   int nr = j->isa->nr;
+  int64_t p = t / j->pack_chunks, step = (j->kc + j->pack_chunks - 1) / j->pack_chunks;
+  int64_t r0 = (t % j->pack_chunks) * step, rows = RLX_MIN(step, j->kc - r0);
+  if (rows <= 0) return;
   int64_t col = j->j0 + p * nr, cols = RLX_MIN(nr, j->N - col);
-  float *dst = j->bp_fill + p * j->kc * nr;
+  float *dst = j->bp_fill + p * j->kc * nr + r0 * nr;
   if (j->pack_b) {
-    j->pack_b(j->pack_ctx, j->p0, j->kc, col, cols, nr, dst);
+    j->pack_b(j->pack_ctx, j->p0 + r0, rows, col, cols, nr, dst);
     return;
   }
-  const float *src = j->trans_b ? j->B + col * j->ldb + j->p0 : j->B + j->p0 * j->ldb + col;
-  pack_b_panel(nr, src, j->ldb, j->trans_b, j->kc, cols, dst);
+  int64_t k0 = j->p0 + r0;
+  const float *src = j->trans_b ? j->B + col * j->ldb + k0 : j->B + k0 * j->ldb + col;
+  pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
 }
 
 /* The epilogue on rows [i0, i0 + m) over the columns of panels [pa, pb), one
@@ -209,7 +216,11 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
         j.bp = prepacked + packed_offset(isa, N, K, j.j0, j.p0);
       } else {
         j.bp = j.bp_fill = (float *)base;
-        rlx_parallel_for(j.panels >= 8 ? tp : NULL, j.panels, pack_b_task, &j);
+        /* at least two pack tasks per thread: split panels into row chunks (32 rows or more) */
+        j.pack_chunks = RLX_MAX(1, RLX_MIN((2 * threads + j.panels - 1) / j.panels, j.kc / 32));
+        int64_t tasks = j.panels * j.pack_chunks;
+        bool par = threads > 1 && tasks >= 2 && j.panels * j.kc * isa->nr >= 8192;
+        rlx_parallel_for(par ? tp : NULL, tasks, pack_b_task, &j);
       }
       rlx_parallel_for(tp, j.mtiles * ctiles, compute_task, &j);
     }
