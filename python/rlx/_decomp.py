@@ -128,32 +128,57 @@ def decompose(ep, mode: str, force: Iterable = ()):
     return out
 
 
-# torch.export's run-time checks: they compute nothing (rlx lowers them to no-ops)
-_RUNTIME_ASSERTS = {"aten._assert_scalar.default", "aten._assert_async.default", "aten._assert_async.msg",
-                    "aten.sym_constrain_range.default", "aten.sym_constrain_range_for_size.default"}
+# torch.export's run-time checks on scalars, and the ops that read a scalar out of a tensor's values
+_RUNTIME_ASSERTS = {"aten._assert_scalar.default", "aten.sym_constrain_range.default",
+                    "aten.sym_constrain_range_for_size.default"}
+_DATA_SCALARS = {"aten._local_scalar_dense.default", "aten.item.default"}
+
+
+def _scalar_ancestors(node: torch.fx.Node) -> tuple[list, bool]:
+    """The scalar (non-tensor) nodes ``node`` is computed from, and whether one
+    of them reads a tensor's values (``.item()``)."""
+    seen, out, data, stack = set(), [], False, list(node.all_input_nodes)
+    while stack:
+        x = stack.pop()
+        if x in seen or x.op != "call_function":
+            continue
+        seen.add(x)
+        if isinstance(x.meta.get("val"), torch.Tensor):
+            continue  # the walk stops at tensors
+        out.append(x)
+        data |= str(x.target) in _DATA_SCALARS
+        stack.extend(x.all_input_nodes)
+    return out, data
 
 
 def drop_runtime_asserts(ep) -> int:
-    """Removes torch.export's run-time assertions from ``ep``'s graph, then
-    the nodes that only fed them, and returns how many nodes went.
-
-    A model that checks a tensor's values (``assert lengths.max() <= n``) gets
-    ``_local_scalar_dense -> le -> _assert_scalar``: a data-dependent scalar
-    rlx could not compile although nothing else uses it. rlx checks shapes
-    itself and does not re-check the model's own asserts."""
+    """Removes the run-time assertions on values read out of tensors
+    (``assert lengths.max() <= n`` becomes ``_local_scalar_dense -> le ->
+    _assert_scalar``) and the scalar nodes that only fed them; returns how
+    many nodes went. Such a data-dependent scalar cannot be compiled by rlx
+    although nothing else uses it; rlx does not re-check the model's own
+    asserts. Asserts on shapes and on tensors stay (rlx lowers them to no-ops)."""
     g = ep.graph_module.graph
-    doomed = [n for n in g.nodes if n.op == "call_function" and str(n.target) in _RUNTIME_ASSERTS]
+    doomed, feeders = [], []
+    for n in g.nodes:
+        if n.op == "call_function" and str(n.target) in _RUNTIME_ASSERTS:
+            anc, data = _scalar_ancestors(n)
+            if data:
+                doomed.append(n)
+                feeders += anc
     if not doomed:
         return 0
     before = len(g.nodes)
     for n in doomed:
         g.erase_node(n)
+    feeders = list(dict.fromkeys(feeders))
     changed = True  # the comparisons and .item() calls that fed only the asserts
     while changed:
         changed = False
-        for n in reversed(list(g.nodes)):
-            if n.op == "call_function" and not n.users and not n.is_impure():
+        for n in list(feeders):
+            if not n.users and not n.is_impure():
                 g.erase_node(n)
+                feeders.remove(n)
                 changed = True
     ep.graph_module.recompile()
     return before - len(g.nodes)
