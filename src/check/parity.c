@@ -23,17 +23,21 @@ static void mark_bad(rlx_parity_result *r, int64_t i) {
   r->n_mismatch++;
 }
 
+/* The dtype's defaults, with the user's settings (those >= 0) over them. */
+static void resolve_opts(rlx_dtype t, const rlx_parity_opts *user, rlx_parity_opts *o) {
+  rlx_parity_defaults(t, o);
+  if (!user) return;
+  if (user->atol >= 0) o->atol = user->atol;
+  if (user->rtol >= 0) o->rtol = user->rtol;
+  if (user->cosine >= 0) o->cosine = user->cosine;
+}
+
 void rlx_parity_compare(const rlx_tensor_view *got, const rlx_tensor_view *ref,
                         const rlx_parity_opts *user, rlx_parity_result *r) {
   memset(r, 0, sizeof *r);
   r->first_bad = -1;
   rlx_parity_opts o;
-  rlx_parity_defaults(ref->dtype, &o);
-  if (user) {
-    if (user->atol >= 0) o.atol = user->atol;
-    if (user->rtol >= 0) o.rtol = user->rtol;
-    if (user->cosine >= 0) o.cosine = user->cosine;
-  }
+  resolve_opts(ref->dtype, user, &o);
   bool same_shape = got->rank == ref->rank;
   for (int i = 0; same_shape && i < got->rank; i++) same_shape = got->dims[i] == ref->dims[i];
   if (!same_shape) {
@@ -110,12 +114,7 @@ void rlx_parity_arbitrate(const rlx_tensor_view *got, const rlx_tensor_view *ref
     if (ref64->dims[i] != ref->dims[i]) return;
   if (strncmp(r->reason, "max abs error", 13) && strncmp(r->reason, "cosine", 6)) return;
   rlx_parity_opts o;
-  rlx_parity_defaults(ref->dtype, &o);
-  if (user) {
-    if (user->atol >= 0) o.atol = user->atol;
-    if (user->rtol >= 0) o.rtol = user->rtol;
-    if (user->cosine >= 0) o.cosine = user->cosine;
-  }
+  resolve_opts(ref->dtype, user, &o);
   double er = 0, et = 0, dot = 0, dott = 0, ng = 0, nt = 0, n64 = 0, max64 = 0;
   for (int64_t i = 0; i < n; i++) {
     double a = rlx_load_f64(got->data, got->dtype, i), t = rlx_load_f64(ref->data, ref->dtype, i),
