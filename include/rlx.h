@@ -102,7 +102,8 @@ typedef struct rlx_tensor_view {
   int64_t dims[RLX_MAX_RANK];
 } rlx_tensor_view;
 
-/* Elements in a view (product of dims; 1 for rank 0). */
+/* Elements in a view (product of dims; 1 for rank 0); -1 when the view is
+ * not valid (rank outside 0..RLX_MAX_RANK, a negative dim, or overflow). */
 int64_t rlx_view_numel(const rlx_tensor_view *v);
 
 /* Description of a model input or output. `name` lives as long as the model. */

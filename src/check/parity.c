@@ -116,19 +116,43 @@ void rlx_parity_arbitrate(const rlx_tensor_view *got, const rlx_tensor_view *ref
   rlx_parity_opts o;
   resolve_opts(ref->dtype, user, &o);
   double er = 0, et = 0, dot = 0, dott = 0, ng = 0, nt = 0, n64 = 0, max64 = 0;
+  int64_t bad64 = 0, first64 = -1;
   for (int64_t i = 0; i < n; i++) {
     double a = rlx_load_f64(got->data, got->dtype, i), t = rlx_load_f64(ref->data, ref->dtype, i),
            x = rlx_load_f64(ref64->data, ref64->dtype, i);
-    if (!isfinite(a) || !isfinite(t) || !isfinite(x)) continue; /* non-finite rules were applied already */
+    if (!isfinite(x)) {
+      /* the float64 value says nothing about a finite rlx or torch value:
+       * such an element can never be passed by the arbiter */
+      if (isfinite(a) || isfinite(t)) {
+        if (first64 < 0) first64 = i;
+        bad64++;
+      }
+      continue;
+    }
+    if (!isfinite(a) || !isfinite(t)) continue; /* equal non-finite values (compare checked them) */
     er = fmax(er, fabs(a - x)), et = fmax(et, fabs(t - x)), max64 = fmax(max64, fabs(x));
     dot += a * x, dott += t * x, ng += a * a, nt += t * t, n64 += x * x;
+  }
+  r->arbitrated = true;
+  if (bad64) {
+    char prev[sizeof r->reason];
+    memcpy(prev, r->reason, sizeof prev);
+    snprintf(r->reason, sizeof r->reason, "%.110s; not arbitrated: the float64 reference is non-finite at %lld "
+             "element(s) where rlx or torch is finite (first at %lld)", prev, (long long)bad64, (long long)first64);
+    return;
   }
   double cos = cosine_of(dot, ng, n64), cost = cosine_of(dott, nt, n64);
   /* the same slack on both figures: within max(tolerance, 2x torch's own distance from float64) */
   double bar = fmax(o.atol + o.rtol * max64, RLX_PARITY_ARBITER_SLACK * et);
   double cos_bar = fmin(o.cosine, 1.0 - RLX_PARITY_ARBITER_SLACK * (1.0 - cost));
-  r->arbitrated = true, r->err64_rlx = er, r->err64_torch = et;
-  if (er <= bar && cos >= cos_bar) {
+  r->err64_rlx = er, r->err64_torch = et;
+  /* float rounding moves eager torch a little from float64, never far: an
+   * out64 that torch is far from (a broken or forged reference) arbitrates
+   * nothing */
+  double bar32 = o.atol + o.rtol * max64;
+  bool plausible = et <= RLX_PARITY_ARBITER_MAX_DRIFT * bar32 &&
+                   1.0 - cost <= RLX_PARITY_ARBITER_MAX_DRIFT * (1.0 - o.cosine);
+  if (plausible && er <= bar && cos >= cos_bar) {
     r->pass = true;
     snprintf(r->reason, sizeof r->reason,
              "float rounding: eager torch is itself %.3g from float64 (cosine %.7f), rlx is %.3g from it "
@@ -138,6 +162,7 @@ void rlx_parity_arbitrate(const rlx_tensor_view *got, const rlx_tensor_view *ref
     memcpy(prev, r->reason, sizeof prev);
     snprintf(r->reason, sizeof r->reason,
              "%.90s; against float64 rlx is %.3g off (cosine %.7f), eager torch %.3g (cosine %.7f); "
-             "bars %.3g and cosine %.7f", prev, er, cos, et, cost, bar, cos_bar);
+             "bars %.3g and cosine %.7f%s", prev, er, cos, et, cost, bar, cos_bar,
+             plausible ? "" : " (torch is too far from float64 for float rounding: not arbitrated)");
   }
 }

@@ -145,6 +145,18 @@ typedef struct rlx_shape {
   int64_t dims[RLX_MAX_RANK];
 } rlx_shape;
 
+/* Limits on what rlx accepts (docs/design.md, "Limits"): elements in one
+ * tensor, and the magnitude of a stride, padding, dilation, kernel size or
+ * scale-like op parameter. Sizes within these limits can be combined in
+ * int64 without overflow (2^48 * 2^14 < 2^63). */
+#define RLX_MAX_NUMEL ((int64_t)1 << 48)
+#define RLX_MAX_PARAM ((int64_t)1 << 31)
+
+/* Whether s is a valid shape (rank 0..RLX_MAX_RANK, dims >= 0, at most
+ * RLX_MAX_NUMEL elements, computed without overflow); *numel gets the
+ * element count when true (numel may be NULL). */
+bool rlx_shape_valid(const rlx_shape *s, int64_t *numel);
+
 int64_t rlx_shape_numel(const rlx_shape *s);
 bool rlx_shape_eq(const rlx_shape *a, const rlx_shape *b);
 /* "[2, 3, 4]" into buf (always NUL-terminated); returns buf. */

@@ -205,9 +205,26 @@ int64_t rlx_shape_numel(const rlx_shape *s) {
   return n;
 }
 
+bool rlx_shape_valid(const rlx_shape *s, int64_t *numel) {
+  if (s->rank < 0 || s->rank > RLX_MAX_RANK) return false;
+  /* the product of the non-zero dims bounds every stride and partial
+   * product the kernels compute, also for an empty tensor */
+  int64_t nz = 1;
+  bool empty = false;
+  for (int i = 0; i < s->rank; i++) {
+    if (s->dims[i] < 0) return false;
+    if (!s->dims[i]) empty = true;
+    else if (__builtin_mul_overflow(nz, s->dims[i], &nz) || nz > RLX_MAX_NUMEL) return false;
+  }
+  if (numel) *numel = empty ? 0 : nz;
+  return true;
+}
+
 int64_t rlx_view_numel(const rlx_tensor_view *v) {
+  if (!v || v->rank < 0 || v->rank > RLX_MAX_RANK) return -1;
   int64_t n = 1;
-  for (int i = 0; i < v->rank; i++) n *= v->dims[i];
+  for (int i = 0; i < v->rank; i++)
+    if (v->dims[i] < 0 || __builtin_mul_overflow(n, v->dims[i], &n)) return -1;
   return n;
 }
 

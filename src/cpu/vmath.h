@@ -15,7 +15,10 @@
  * error about 2 ulp), 2^n built in the exponent bits. Results below the
  * smallest normal float (x < -87.34) are 0 rather than subnormal. */
 static inline float exp_f32(float x) {
-  float xc = x < -86.5f ? -86.5f : x > 88.7f ? 88.7f : x; /* 2^n stays a normal float */
+  /* 2^n stays a normal float; a NaN x takes the lower bound (the first
+   * comparison is false), so the int conversion below is always defined */
+  float xc = x > -86.5f ? x : -86.5f;
+  xc = xc < 88.7f ? xc : 88.7f;
   float n = (xc * 1.44269504089f + 12582912.0f) - 12582912.0f; /* round to nearest */
   float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;      /* ln2 split in two for accuracy */
   float p = 1.98756915e-4f;

@@ -23,6 +23,12 @@ void rlx_graph_free(rlx_graph *g) {
 
 static int32_t new_value(rlx_graph *g, rlx_value_kind kind, rlx_dtype t, const rlx_shape *s,
                          const char *name) {
+  if (!rlx_shape_valid(s, NULL) || !rlx_dtype_valid(t)) {
+    char buf[160];
+    rlx_errorf(RLX_ERR_SHAPE, "value '%s' has an invalid shape %s or dtype", name ? name : "?",
+               rlx_shape_str(s, buf, sizeof buf));
+    return -1;
+  }
   if (rlx_grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return -1;
   rlx_value *v = &g->values[g->n_values];
   memset(v, 0, sizeof *v);
@@ -124,6 +130,13 @@ int32_t rlx_graph_add_node(rlx_graph *g, rlx_op op, const rlx_params *p, const i
   rlx_dtype dtypes[4];
   RLX_ASSERT(n_out <= 4);
   if (rlx_op_table[op].vt->infer(g, n, shapes, dtypes)) goto fail;
+  for (int32_t k = 0; k < n_out; k++)
+    if (!rlx_shape_valid(&shapes[k], NULL)) {
+      char buf[160];
+      rlx_errorf(RLX_ERR_SHAPE, "output %d would have shape %s: more than 2^48 elements or a negative dim",
+                 k, rlx_shape_str(&shapes[k], buf, sizeof buf));
+      goto fail;
+    }
 
   int32_t idx = g->n_nodes;
   for (int32_t k = 0; k < n_out; k++) {
@@ -243,12 +256,9 @@ rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
   char msg[512], a[96], b[96];
   for (int32_t i = 0; i < g->n_values; i++) {
     const rlx_value *v = &g->values[i];
-    if (!rlx_dtype_valid(v->dtype) || v->shape.rank < 0 || v->shape.rank > RLX_MAX_RANK)
-      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a bad type", stage, i);
-    for (int d = 0; d < v->shape.rank; d++)
-      if (v->shape.dims[d] < 0)
-        return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a negative dim",
-                          stage, i);
+    if (!rlx_dtype_valid(v->dtype) || !rlx_shape_valid(&v->shape, NULL))
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a bad type (rank, "
+                        "a negative dim or more than 2^48 elements)", stage, i);
     if ((v->kind == RLX_VALUE_WEIGHT || v->kind == RLX_VALUE_CONST) && !v->data &&
         rlx_value_nbytes(v))
       return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has no data", stage, i);

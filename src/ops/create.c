@@ -8,9 +8,8 @@ static rlx_status full_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   (void)g;
   const rlx_full_params *p = &n->p.full;
   if (!rlx_dtype_valid(p->dtype)) RLX_INFER_FAIL("full: invalid dtype");
-  if (p->shape.rank < 0 || p->shape.rank > RLX_MAX_RANK) RLX_INFER_FAIL("full: rank %d", p->shape.rank);
-  for (int i = 0; i < p->shape.rank; i++)
-    if (p->shape.dims[i] < 0) RLX_INFER_FAIL("full: negative dim");
+  if (!rlx_shape_valid(&p->shape, NULL))
+    RLX_INFER_FAIL("full: invalid shape (rank %d, a negative dim or more than 2^48 elements)", p->shape.rank);
   os[0] = p->shape;
   od[0] = p->dtype;
   return RLX_OK;

@@ -77,7 +77,10 @@ static rlx_status pdist_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   if (n->p.dist.p < 0) RLX_INFER_FAIL("pdist p must be >= 0");
   int64_t N = x->shape.dims[0];
   os[0].rank = 1;
-  os[0].dims[0] = N * (N - 1) / 2;
+  bool ok = true;
+  int64_t pairs = N < 2 ? 0 : rlx_mul64(N, N - 1, &ok) / 2;
+  if (!ok) RLX_INFER_FAIL("pdist of %lld rows: the pair count overflows", (long long)N);
+  os[0].dims[0] = pairs;
   od[0] = x->dtype;
   return RLX_OK;
 }

@@ -53,8 +53,10 @@ static double reflect(const gs_ctx *c, double in, int64_t twice_low, int64_t twi
   double mn = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2;
   in = rnd(c, fabs(rnd(c, in - mn)));
   double extra = rnd(c, fmod(in, span));
-  int64_t flips = (int64_t)floor(rnd(c, in / span));
-  return flips % 2 == 0 ? rnd(c, extra + mn) : rnd(c, rnd(c, span - extra) + mn);
+  /* the parity of floor(in / span), taken in double: a NaN, infinite or
+   * huge coordinate (whose quotient no integer type holds) is defined too */
+  bool even = fmod(floor(rnd(c, in / span)), 2.0) == 0;
+  return even ? rnd(c, extra + mn) : rnd(c, rnd(c, span - extra) + mn);
 }
 
 /* The padding rule applied to an unnormalized coordinate. */

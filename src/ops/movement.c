@@ -50,16 +50,25 @@ const rlx_op_vtable rlx_op_flip = {.infer = flip_infer, .ref = flip_ref, .print 
 static rlx_status as_strided_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_as_strided_params *p = &n->p.as_strided;
-  int64_t lo = p->offset, hi = p->offset, total = rlx_shape_numel(&x->shape);
+  int64_t total = rlx_shape_numel(&x->shape);
   if (p->size.rank < 0 || p->size.rank > RLX_MAX_RANK) RLX_INFER_FAIL("as_strided rank %d", p->size.rank);
-  bool empty = false;
+  if (p->offset < 0) RLX_INFER_FAIL("as_strided storage offset %lld is negative", (long long)p->offset);
+  bool empty = false, ok = true;
   for (int d = 0; d < p->size.rank; d++) {
     if (p->size.dims[d] < 0) RLX_INFER_FAIL("as_strided size is negative");
     empty |= p->size.dims[d] == 0;
-    int64_t span = (p->size.dims[d] - 1) * p->stride[d];
-    if (span < 0) lo += span;
-    else hi += span;
   }
+  /* Every read is offset + sum(i_d * stride_d) with 0 <= i_d < size_d: its
+   * extremes are the sums of the negative and of the positive spans. Each
+   * term and each partial sum is overflow-checked, so the kernel's offsets
+   * (which it computes the same way, in the same order) cannot overflow. */
+  int64_t lo = p->offset, hi = p->offset;
+  for (int d = 0; !empty && d < p->size.rank; d++) {
+    int64_t span = rlx_mul64(p->size.dims[d] - 1, p->stride[d], &ok);
+    if (span < 0) lo = rlx_add64(lo, span, &ok);
+    else hi = rlx_add64(hi, span, &ok);
+  }
+  if (!ok) RLX_INFER_FAIL("as_strided: size and stride overflow when combined");
   if (!empty && (lo < 0 || hi >= total))
     RLX_INFER_FAIL("as_strided reads elements [%lld, %lld] of a %lld-element tensor", (long long)lo,
                    (long long)hi, (long long)total);
@@ -103,10 +112,18 @@ static rlx_status col2im_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   int r = x->shape.rank;
   if (r != 2 && r != 3) RLX_INFER_FAIL("col2im needs [N, C*kh*kw, L] or [C*kh*kw, L]");
   for (int d = 0; d < 2; d++)
-    if (p->kernel[d] < 1 || p->stride[d] < 1 || p->dilation[d] < 1 || p->pad[d] < 0 || p->out[d] < 1)
-      RLX_INFER_FAIL("col2im parameters out of range");
-  int64_t kk = p->kernel[0] * p->kernel[1], L = blocks(p, 0) * blocks(p, 1);
+    if (!rlx_param_ok(p->kernel[d], 1) || !rlx_param_ok(p->stride[d], 1) || !rlx_param_ok(p->dilation[d], 1) ||
+        !rlx_param_ok(p->pad[d], 0) || !rlx_param_ok(p->out[d], 1))
+      RLX_INFER_FAIL("col2im axis %d: output %lld, kernel %lld, stride %lld, dilation %lld, padding %lld "
+                     "(each must be in [1, 2^31], padding in [0, 2^31])", d, (long long)p->out[d],
+                     (long long)p->kernel[d], (long long)p->stride[d], (long long)p->dilation[d],
+                     (long long)p->pad[d]);
+  bool ok = true;
+  int64_t bh = blocks(p, 0), bw = blocks(p, 1); /* params <= 2^31: no overflow inside */
+  if (bh < 1 || bw < 1) RLX_INFER_FAIL("col2im: the kernel does not fit the padded output");
+  int64_t kk = p->kernel[0] * p->kernel[1], L = rlx_mul64(bh, bw, &ok);
   int64_t ck = x->shape.dims[r - 2];
+  if (!ok) RLX_INFER_FAIL("col2im: block count overflows");
   if (ck % kk || x->shape.dims[r - 1] != L)
     RLX_INFER_FAIL("col2im input [.., %lld, %lld] needs C*%lld rows and %lld blocks", (long long)ck,
                    (long long)x->shape.dims[r - 1], (long long)kk, (long long)L);

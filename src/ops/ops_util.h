@@ -55,6 +55,11 @@ static inline int64_t rlx_mul64(int64_t a, int64_t b, bool *ok) {
   return r;
 }
 
+/* Whether an op parameter (stride, padding, dilation, kernel size, output
+ * size) lies in [lo, RLX_MAX_PARAM]: within that bound the size arithmetic
+ * of the infer functions and kernels cannot overflow int64. */
+static inline bool rlx_param_ok(int64_t v, int64_t lo) { return v >= lo && v <= RLX_MAX_PARAM; }
+
 /* The value of a float unary kind at x (unary.c); f64 selects double-precision
  * rounding rules for the kinds that differ (round with decimals). */
 double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64);

@@ -50,19 +50,42 @@ static double axis_scale(const rlx_resize_params *p, int a, int64_t in, int64_t 
   return f32 ? (double)((float)in / (float)out) : (double)in / (double)out;
 }
 
-static int max_taps(const rlx_resize_params *p, int64_t in, int64_t out, int a) {
+/* Taps per output on one axis. An antialiased tap window never holds more
+ * than the whole input axis, so the count is capped at `in` (which also
+ * bounds it for hostile scale factors). */
+static int64_t max_taps(const rlx_resize_params *p, int64_t in, int64_t out, int a) {
   if (p->mode <= RLX_RESIZE_NEAREST_EXACT) return 1;
   int base = p->mode == RLX_RESIZE_LINEAR ? 2 : 4;
   if (!p->antialias) return base;
   double scale = p->align_corners ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0)
                  : p->scales[a] > 0 ? 1.0 / p->scales[a] : (double)in / (double)out;
   double support = scale >= 1 ? base * 0.5 * scale : base * 0.5;
-  return (int)ceil(support) * 2 + 1;
+  double t = ceil(support) * 2 + 1;
+  return t < (double)in ? (int64_t)t : RLX_MAX(in, 1);
+}
+
+/* Bytes of the tap tables of all axes, or 0 when that overflows 2^40. */
+static size_t taps_bytes(const rlx_resize_params *p, const rlx_shape *xs) {
+  uint64_t total = 0, b;
+  for (int a = 0; a < p->nd; a++) {
+    uint64_t T = (uint64_t)max_taps(p, xs->dims[2 + a], p->out[a], a);
+    if (!rlx_mul_ok((uint64_t)p->out[a], T, &b) || !rlx_mul_ok(b, sizeof(tap), &b) ||
+        !rlx_add_ok(total, b, &total) || total > ((uint64_t)1 << 40))
+      return 0;
+  }
+  return (size_t)total;
+}
+
+/* A source index computed in floating point, clamped to [lo, hi] before it
+ * is converted (a NaN takes lo), so the conversion is always defined. */
+static int64_t clamp_index(double v, int64_t lo, int64_t hi) {
+  if (!(v >= (double)lo)) return lo;
+  return v < (double)hi ? (int64_t)v : hi;
 }
 
 /* Fills taps[out][T] for one axis. Unused taps have index -1. Zero-weight
  * taps that torch reads are kept: 0 * inf is NaN there too. */
-static void axis_taps(const rlx_resize_params *p, int a, int64_t in, int64_t out, int T, bool f32,
+static void axis_taps(const rlx_resize_params *p, int a, int64_t in, int64_t out, int64_t T, bool f32,
                       tap *taps) {
   double scale = axis_scale(p, a, in, out, f32);
   for (int64_t i = 0; i < out * T; i++) taps[i] = (tap){-1, 0.0};
@@ -71,15 +94,15 @@ static void axis_taps(const rlx_resize_params *p, int a, int64_t in, int64_t out
     if (p->mode == RLX_RESIZE_NEAREST || p->mode == RLX_RESIZE_NEAREST_EXACT) {
       double off = p->mode == RLX_RESIZE_NEAREST_EXACT ? 0.5 : 0.0;
       int64_t s = in == out ? o
-                  : f32 ? (int64_t)floorf(((float)o + (float)off) * (float)scale)
-                        : (int64_t)floor(((double)o + off) * scale);
-      t[0] = (tap){RLX_MIN(s, in - 1), 1.0};
+                  : f32 ? clamp_index(floorf(((float)o + (float)off) * (float)scale), 0, in - 1)
+                        : clamp_index(floor(((double)o + off) * scale), 0, in - 1);
+      t[0] = (tap){s, 1.0};
     } else if (p->antialias) {
       bool cubic = p->mode == RLX_RESIZE_CUBIC;
       double support = (scale >= 1 ? scale : 1.0) * (cubic ? 2.0 : 1.0);
       double center = scale * ((double)o + 0.5), inv = scale >= 1 ? 1.0 / scale : 1.0, total = 0;
-      int64_t xmin = RLX_MAX((int64_t)(center - support + 0.5), 0);
-      int64_t xsize = RLX_MIN((int64_t)(center + support + 0.5), in) - xmin;
+      int64_t xmin = clamp_index(center - support + 0.5, 0, in);
+      int64_t xsize = clamp_index(center + support + 0.5, 0, in) - xmin;
       for (int64_t j = 0; j < xsize && j < T; j++) {
         t[j] = (tap){xmin + j, aa_filter(((double)(j + xmin) - center + 0.5) * inv, cubic)};
         total += t[j].w;
@@ -92,13 +115,13 @@ static void axis_taps(const rlx_resize_params *p, int a, int64_t in, int64_t out
       else src = f32 ? (double)((float)scale * ((float)o + 0.5f) - 0.5f) : scale * ((double)o + 0.5) - 0.5;
       if (!cubic) {
         if (src < 0) src = 0;
-        int64_t i0 = in == out ? o : (int64_t)src;
+        int64_t i0 = in == out ? o : clamp_index(src, 0, in - 1);
         double l1 = in == out ? 0.0 : RLX_MIN(RLX_MAX(src - (double)i0, 0.0), 1.0);
         if (f32) l1 = (double)(float)l1;
         t[0] = (tap){i0, 1.0 - l1};
         t[1] = (tap){i0 + (i0 < in - 1 ? 1 : 0), l1};
       } else {
-        int64_t i0 = RLX_MIN((int64_t)floor(src), in - 1);
+        int64_t i0 = clamp_index(floor(src), -4, in - 1); /* taps beyond -4 all clamp to 0 */
         double x = RLX_MIN(RLX_MAX(src - (double)i0, 0.0), 1.0);
         if (f32) x = (double)(float)x;
         const double A = -0.75;
@@ -126,7 +149,14 @@ static rlx_status resize_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     if (p->out[a] < 1) RLX_INFER_FAIL("resize output size %lld", (long long)p->out[a]);
     if (x->shape.dims[2 + a] < 1) RLX_INFER_FAIL("resize of an empty axis");
     os[0].dims[2 + a] = p->out[a];
+    /* a user scale factor must be one torch could have used for these
+     * sizes: source coordinates then stay within the input */
+    double sc = p->scales[a];
+    if (sc != 0 && !(isfinite(sc) && sc > 0 && (double)p->out[a] / sc <= (double)x->shape.dims[2 + a] + 1))
+      RLX_INFER_FAIL("resize axis %d: scale factor %g does not map %lld outputs into %lld inputs", a, sc,
+                     (long long)p->out[a], (long long)x->shape.dims[2 + a]);
   }
+  if (!taps_bytes(p, &x->shape)) RLX_INFER_FAIL("resize: the tap tables would exceed 2^40 bytes");
   od[0] = x->dtype;
   return RLX_OK;
 }
@@ -134,10 +164,7 @@ static rlx_status resize_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
 static size_t resize_scratch(const rlx_graph *g, const rlx_node *n) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_resize_params *p = &n->p.resize;
-  size_t s = 0;
-  for (int a = 0; a < p->nd; a++)
-    s += (size_t)(p->out[a] * max_taps(p, x->shape.dims[2 + a], p->out[a], a)) * sizeof(tap);
-  return s;
+  return taps_bytes(p, &x->shape); /* infer checked it fits */
 }
 
 static rlx_status resize_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -147,7 +174,7 @@ static rlx_status resize_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   rlx_dtype t = in[0].dtype;
   bool f32 = t != RLX_DTYPE_F64;
   int64_t ins[3] = {1, 1, 1}, outs[3] = {1, 1, 1};
-  int T[3] = {1, 1, 1};
+  int64_t T[3] = {1, 1, 1};
   tap *taps[3];
   tap one = {0, 1.0}; /* the single tap of a padded (size-1) axis */
   char *sp = scratch;
@@ -177,9 +204,9 @@ static rlx_status resize_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
         continue;
       }
       double acc = 0;
-      for (int a = 0; a < T[0]; a++)
-        for (int b = 0; b < T[1]; b++)
-          for (int c = 0; c < T[2]; c++) {
+      for (int64_t a = 0; a < T[0]; a++)
+        for (int64_t b = 0; b < T[1]; b++)
+          for (int64_t c = 0; c < T[2]; c++) {
             if (tz[a].idx < 0 || ty[b].idx < 0 || tx[c].idx < 0) continue;
             double w = tz[a].w * ty[b].w * tx[c].w;
             int64_t src = (tz[a].idx * ins[1] + ty[b].idx) * ins[2] + tx[c].idx;

@@ -16,9 +16,9 @@ static rlx_status reshape_infer(const rlx_graph *g, const rlx_node *n, rlx_shape
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_shape *s = &n->p.shape.shape;
   if (s->rank < 0 || s->rank > RLX_MAX_RANK) RLX_INFER_FAIL("reshape to rank %d", s->rank);
-  for (int i = 0; i < s->rank; i++)
-    if (s->dims[i] < 0) RLX_INFER_FAIL("reshape target has a negative dim");
-  if (rlx_shape_numel(s) != rlx_shape_numel(&x->shape)) {
+  int64_t want;
+  if (!rlx_shape_valid(s, &want)) RLX_INFER_FAIL("reshape target has a negative dim or too many elements");
+  if (want != rlx_shape_numel(&x->shape)) {
     char a[96], b[96];
     RLX_INFER_FAIL("cannot reshape %s to %s", rlx_shape_str(&x->shape, a, sizeof a),
                    rlx_shape_str(s, b, sizeof b));
@@ -142,7 +142,9 @@ static rlx_status concat_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     for (int i = 0; i < x0->shape.rank; i++)
       if (i != ax && x->shape.dims[i] != x0->shape.dims[i])
         RLX_INFER_FAIL("concat input %d differs from input 0 on axis %d", k, i);
-    os[0].dims[ax] += x->shape.dims[ax];
+    bool ok = true;
+    os[0].dims[ax] = rlx_add64(os[0].dims[ax], x->shape.dims[ax], &ok);
+    if (!ok) RLX_INFER_FAIL("concat: the size of axis %d overflows", ax);
   }
   od[0] = x0->dtype;
   return RLX_OK;
@@ -177,6 +179,7 @@ static rlx_status expand_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_shape *s = &n->p.shape.shape;
   rlx_shape tmp;
+  if (!rlx_shape_valid(s, NULL)) RLX_INFER_FAIL("expand to an invalid shape (rank %d)", s->rank);
   if (rlx_broadcast(&x->shape, s, &tmp) || !rlx_shape_eq(&tmp, s)) {
     char a[96], b[96];
     RLX_INFER_FAIL("cannot expand %s to %s", rlx_shape_str(&x->shape, a, sizeof a),
@@ -209,6 +212,11 @@ static rlx_status pad_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   os[0] = x->shape;
   for (int i = 0; i < x->shape.rank; i++) {
     int64_t d = x->shape.dims[i], lo = p->lo[i], hi = p->hi[i];
+    /* negative padding crops: never more than the dim (torch refuses a
+     * negative size); positive padding is bounded by the element limit */
+    if (lo < -d || hi < -d || lo > RLX_MAX_NUMEL || hi > RLX_MAX_NUMEL)
+      RLX_INFER_FAIL("padding (%lld, %lld) of axis %d (size %lld) is out of range", (long long)lo,
+                     (long long)hi, i, (long long)d);
     if (p->mode == RLX_PAD_CIRCULAR && (lo < 0 || hi < 0))
       RLX_INFER_FAIL("negative circular padding on axis %d", i);
     if (p->mode == RLX_PAD_REFLECT && (lo >= d || hi >= d) && (lo > 0 || hi > 0))

@@ -451,26 +451,84 @@ TEST(parity_float64_arbiter) {
   CHECK(!r.pass && !r.arbitrated);
 }
 
-/* The cosine bar takes the same slack: on an output where eager torch's own
- * cosine with float64 is 0.98 (below the f32 bar 0.99999), rlx passes with
- * 0.995 (within twice torch's distance from 1) and fails with 0.9. Values
- * chosen so the max-error bar is not what decides. */
+/* The cosine bar takes the same slack: on an f16 output where eager
+ * torch's own cosine with float64 is 0.98 (below the f16 bar 0.999), rlx
+ * passes with 0.995 (within twice torch's distance from 1) and fails with
+ * 0.9. Values chosen so the max-error bar is not what decides. In f32 the
+ * same torch figures are too far from float64 to be rounding (over
+ * RLX_PARITY_ARBITER_MAX_DRIFT times the bars): not arbitrated at all. */
+static void set_f16(uint16_t *h, const float *f, int n) {
+  for (int i = 0; i < n; i++) h[i] = rlx_f32_to_f16(f[i]);
+}
+
 TEST(parity_float64_arbiter_cosine) {
   double exact[2] = {1, 0};
   float ref[2], got[2];
+  uint16_t ref16[2], got16[2];
   /* torch: angle with cosine 0.98; rlx: cosine 0.995 (both unit length, error below the 2x bar) */
   ref[0] = 0.98f, ref[1] = (float)sqrt(1 - 0.98 * 0.98);
   got[0] = 0.995f, got[1] = -(float)sqrt(1 - 0.995 * 0.995);
-  rlx_tensor_view g = {.data = got, .dtype = RLX_DTYPE_F32, .rank = 1, .dims = {2}}, rv = g, x = g;
-  rv.data = ref, x.data = exact, x.dtype = RLX_DTYPE_F64;
+  set_f16(ref16, ref, 2), set_f16(got16, got, 2);
+  rlx_tensor_view g = {.data = got16, .dtype = RLX_DTYPE_F16, .rank = 1, .dims = {2}}, rv = g, x = g;
+  rv.data = ref16, x.data = exact, x.dtype = RLX_DTYPE_F64;
   rlx_parity_result r;
   rlx_parity_compare(&g, &rv, NULL, &r);
   rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
   CHECK(r.pass && r.arbitrated);
   got[0] = 0.9f, got[1] = (float)sqrt(1 - 0.9 * 0.9); /* cosine 0.9: more than twice torch's 0.02 from 1 */
+  set_f16(got16, got, 2);
   rlx_parity_compare(&g, &rv, NULL, &r);
   rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
-  CHECK(!r.pass && r.arbitrated && strstr(r.reason, "cosine 0.9000000"));
+  CHECK(!r.pass && r.arbitrated && strstr(r.reason, "cosine 0.9000"));
+  /* the same in f32: torch 0.02 from 1 in cosine is no rounding error */
+  got[0] = 0.995f, got[1] = -(float)sqrt(1 - 0.995 * 0.995);
+  g.data = got, g.dtype = RLX_DTYPE_F32, rv.data = ref, rv.dtype = RLX_DTYPE_F32;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && strstr(r.reason, "not arbitrated"));
+}
+
+/* A float64 reference that is NaN or Inf where rlx and torch are finite
+ * arbitrates nothing (issue 8): before, the arbiter skipped such elements,
+ * so an out::0 off by 1.0 everywhere plus an out64::0 of NaNs passed, and a
+ * single NaN in out64 hid a 100.0 error on its element. */
+TEST(parity_arbiter_nonfinite_float64) {
+  float ref[4] = {1, 2, 3, 4}, got[4] = {2, 3, 4, 5};
+  double x64[4] = {NAN, NAN, NAN, NAN};
+  rlx_tensor_view g = {.data = got, .dtype = RLX_DTYPE_F32, .rank = 1, .dims = {4}}, rv = g, x = g;
+  rv.data = ref, x.data = x64, x.dtype = RLX_DTYPE_F64;
+  rlx_parity_result r;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && strstr(r.reason, "not arbitrated") && strstr(r.reason, "non-finite at 4"));
+  /* one NaN hiding a 100.0 error; the other elements agree exactly */
+  float ref2[4] = {1, 2, 3, 4}, got2[4] = {1, 2, 3, 104};
+  double y64[4] = {1, 2, 3, INFINITY};
+  g.data = got2, rv.data = ref2, x.data = y64;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && strstr(r.reason, "first at 3"));
+  /* where rlx and torch hold the same Inf, a non-finite float64 is fine */
+  float ref3[2] = {INFINITY, 1.0f}, got3[2] = {INFINITY, 1.0f + 1e-3f};
+  double z64[2] = {INFINITY, 1.0 + 1e-3};
+  g.data = got3, rv.data = ref3, x.data = z64, g.dims[0] = rv.dims[0] = x.dims[0] = 2;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  CHECK(!r.pass);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(r.pass && r.arbitrated);
+}
+
+/* A forged out64 equal to rlx's output cannot launder an out::0 that is
+ * far from it: torch would be 1.0 from float64, no rounding error. */
+TEST(parity_arbiter_forged_float64) {
+  float ref[3] = {1, 2, 3}, got[3] = {2, 1, 4};
+  double x64[3] = {2, 1, 4};
+  rlx_tensor_view g = {.data = got, .dtype = RLX_DTYPE_F32, .rank = 1, .dims = {3}}, rv = g, x = g;
+  rv.data = ref, x.data = x64, x.dtype = RLX_DTYPE_F64;
+  rlx_parity_result r;
+  rlx_parity_compare(&g, &rv, NULL, &r);
+  rlx_parity_arbitrate(&g, &rv, &x, NULL, &r);
+  CHECK(!r.pass && strstr(r.reason, "not arbitrated"));
 }
 
 /* ---- out-of-memory injection ---- */
@@ -524,4 +582,4 @@ TEST(out_of_memory_injection) {
 
 TEST_MAIN(mnist_matches_reference, compile_options, destroy_null, null_arguments, index_errors,
           bind_errors, model_files, parity_rules, parity_float64_arbiter, parity_float64_arbiter_cosine,
-          out_of_memory_injection)
+          parity_arbiter_nonfinite_float64, parity_arbiter_forged_float64, out_of_memory_injection)

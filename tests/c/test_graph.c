@@ -151,7 +151,7 @@ TEST(verify_values_and_outputs) {
   CHECK_ERR(rlx_graph_verify(&g, "test"), RLX_ERR_INTERNAL, "graph output 0 is invalid");
   g.outputs[0] = b;
   g.values[x].shape.dims[0] = -2;
-  CHECK_ERR(rlx_graph_verify(&g, "test"), RLX_ERR_INTERNAL, "value 0 has a negative dim");
+  CHECK_ERR(rlx_graph_verify(&g, "test"), RLX_ERR_INTERNAL, "value 0 has a bad type (rank, a negative dim");
   g.values[x].shape.dims[0] = 2;
   g.values[x].dtype = (rlx_dtype)42;
   CHECK_ERR(rlx_graph_verify(&g, "test"), RLX_ERR_INTERNAL, "value 0 has a bad type");

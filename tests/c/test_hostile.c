@@ -1,0 +1,177 @@
+/*
+ * test_hostile.c — ops on hostile parameters (issue 8): every case here was
+ * an overflow, an out-of-bounds read or undefined behaviour before its fix.
+ * Infer must refuse what would overflow, and kernels given extreme data
+ * (NaN, inf, 1e30 coordinates) must compute something defined.
+ */
+#include <stdint.h>
+
+#include "cpu/vmath.h"
+#include "kernel_test.h"
+
+/* Adds an input of shape s to a fresh graph and a node over it; returns the
+ * status of the node's infer (the graph is freed). */
+static rlx_status infer1(rlx_op op, const rlx_params *p, rlx_dtype t, rlx_shape s) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t x = rlx_graph_add_input(&g, "x", t, &s);
+  rlx_error_clear();
+  int32_t n = x < 0 ? -1 : rlx_graph_add_node(&g, op, p, &x, 1, 1, "node", NULL);
+  rlx_status st = n < 0 ? rlx_last_status() : RLX_OK;
+  rlx_graph_free(&g);
+  return st;
+}
+
+/* as_strided with strides whose span overflows int64: the sum wrapped, the
+ * bounds check passed, and the kernel read kilobytes past x. */
+TEST(as_strided_span_overflow) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.as_strided.size = SH(2, 2);
+  int64_t big = ((int64_t)1 << 62) + 1024;
+  p.as_strided.stride[0] = big, p.as_strided.stride[1] = big;
+  CHECK_ERR(infer1(RLX_OP_AS_STRIDED, &p, RLX_DTYPE_F32, SH(4)), RLX_ERR_SHAPE, "overflow");
+  /* one stride negative and one positive, each in range but summing past */
+  p.as_strided.size = SH(3, 3);
+  p.as_strided.stride[0] = INT64_MAX / 2, p.as_strided.stride[1] = INT64_MAX / 2;
+  CHECK_ERR(infer1(RLX_OP_AS_STRIDED, &p, RLX_DTYPE_F32, SH(4)), RLX_ERR_SHAPE, "overflow");
+  p.as_strided.size = SH(2);
+  p.as_strided.stride[0] = 1;
+  p.as_strided.offset = -1;
+  CHECK_ERR(infer1(RLX_OP_AS_STRIDED, &p, RLX_DTYPE_F32, SH(4)), RLX_ERR_SHAPE, "negative");
+  /* in range: still fine, and reads the right elements */
+  p.as_strided.size = SH(2, 2);
+  p.as_strided.stride[0] = 2, p.as_strided.stride[1] = -1;
+  p.as_strided.offset = 1;
+  krun r;
+  CHECK_OK(krun_op(&r, RLX_OP_AS_STRIDED, &p, 1, (tens[]){TF(F32, SH(4), 10, 11, 12, 13)}, 1));
+  CHECK_F(&r, 0, 0, 11, 10, 13, 12);
+  krun_free(&r);
+}
+
+/* Shapes past the element limit are refused where they are made. */
+TEST(output_shape_limit) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.full.dtype = RLX_DTYPE_F32;
+  p.full.shape = SH((int64_t)1 << 30, (int64_t)1 << 30);
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_error_clear();
+  CHECK(rlx_graph_add_node(&g, RLX_OP_FULL, &p, NULL, 0, 1, "big", NULL) < 0);
+  CHECK(strstr(rlx_last_error(), "2^48") != NULL);
+  p.full.shape = SH(INT64_MAX, INT64_MAX, 0); /* empty, but its strides overflow */
+  CHECK(rlx_graph_add_node(&g, RLX_OP_FULL, &p, NULL, 0, 1, "big2", NULL) < 0);
+  rlx_graph_free(&g);
+  /* reshape to a target whose product overflows int64 */
+  memset(&p, 0, sizeof p);
+  p.shape.shape = SH((int64_t)1 << 40, (int64_t)1 << 40, 0);
+  CHECK_ERR(infer1(RLX_OP_RESHAPE, &p, RLX_DTYPE_F32, SH(0)), RLX_ERR_SHAPE, "reshape target");
+  /* expand to a rank above the limit */
+  memset(&p, 0, sizeof p);
+  p.shape.shape.rank = RLX_MAX_RANK + 1;
+  CHECK_ERR(infer1(RLX_OP_EXPAND, &p, RLX_DTYPE_F32, SH(1)), RLX_ERR_SHAPE, "expand");
+}
+
+TEST(pdist_pair_count_overflow) {
+  rlx_params p = {.dist = {.p = 2}};
+  /* 2^33 rows of 0 columns: an empty input whose N (N - 1) / 2 overflowed */
+  CHECK_ERR(infer1(RLX_OP_PDIST, &p, RLX_DTYPE_F32, SH((int64_t)1 << 33, 0)), RLX_ERR_SHAPE, "overflow");
+  CHECK_ERR(infer1(RLX_OP_PDIST, &p, RLX_DTYPE_F32, SH((int64_t)1 << 25, 0)), RLX_ERR_SHAPE, "2^48");
+  CHECK_OK(infer1(RLX_OP_PDIST, &p, RLX_DTYPE_F32, SH(1, 3)));
+}
+
+TEST(col2im_params_bounded) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  rlx_col2im_params *c = &p.col2im;
+  for (int d = 0; d < 2; d++) c->out[d] = 4, c->kernel[d] = 2, c->dilation[d] = 1, c->stride[d] = 1;
+  c->pad[0] = (int64_t)1 << 62; /* 2 * pad overflowed */
+  CHECK_ERR(infer1(RLX_OP_COL2IM, &p, RLX_DTYPE_F32, SH(1, 4, 9)), RLX_ERR_SHAPE, "2^31");
+  c->pad[0] = 0;
+  c->dilation[1] = INT64_MAX;
+  CHECK_ERR(infer1(RLX_OP_COL2IM, &p, RLX_DTYPE_F32, SH(1, 4, 9)), RLX_ERR_SHAPE, "2^31");
+  c->dilation[1] = 1;
+  c->kernel[0] = 9; /* wider than the output */
+  CHECK_ERR(infer1(RLX_OP_COL2IM, &p, RLX_DTYPE_F32, SH(1, 18, 9)), RLX_ERR_SHAPE, "does not fit");
+  c->kernel[0] = 2;
+  CHECK_OK(infer1(RLX_OP_COL2IM, &p, RLX_DTYPE_F32, SH(1, 4, 9)));
+}
+
+/* Negative padding crops at most the dim; INT64_MIN/INT64_MAX summed to a
+ * small "valid" size before, and the kernel indexed with i - INT64_MIN. */
+TEST(pad_extremes) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.pad.mode = RLX_PAD_CONSTANT;
+  p.pad.lo[0] = INT64_MIN, p.pad.hi[0] = INT64_MAX;
+  CHECK_ERR(infer1(RLX_OP_PAD, &p, RLX_DTYPE_F32, SH(3)), RLX_ERR_SHAPE, "out of range");
+  p.pad.lo[0] = -4, p.pad.hi[0] = 2;
+  CHECK_ERR(infer1(RLX_OP_PAD, &p, RLX_DTYPE_F32, SH(3)), RLX_ERR_SHAPE, "out of range");
+  p.pad.lo[0] = -3, p.pad.hi[0] = 1; /* crop everything, then pad one */
+  krun r;
+  CHECK_OK(krun_op(&r, RLX_OP_PAD, &p, 1, (tens[]){TF(F32, SH(3), 1, 2, 3)}, 1));
+  CHECK_SHAPE(&r, 0, F32, 1);
+  CHECK_F(&r, 0, 0, 0);
+  krun_free(&r);
+}
+
+/* A user scale factor far from out / in made the source index overflow the
+ * float -> int conversion (1e-300) or read past the input (linear mode). */
+TEST(resize_hostile_scales) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.resize.nd = 1;
+  p.resize.out[0] = 4;
+  double bad[] = {1e-300, -2, NAN, INFINITY, 0.01};
+  for (int m = RLX_RESIZE_NEAREST; m <= RLX_RESIZE_CUBIC; m++)
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      p.resize.mode = (rlx_resize_mode)m;
+      p.resize.scales[0] = bad[i];
+      CHECK_ERR(infer1(RLX_OP_RESIZE, &p, RLX_DTYPE_F32, SH(1, 1, 2)), RLX_ERR_SHAPE, "scale factor");
+    }
+  /* antialiased downsampling with its true scale still works */
+  p.resize.mode = RLX_RESIZE_LINEAR;
+  p.resize.antialias = true;
+  p.resize.out[0] = 2;
+  p.resize.scales[0] = 0.5;
+  krun r;
+  CHECK_OK(krun_op(&r, RLX_OP_RESIZE, &p, 1, (tens[]){TF(F32, SH(1, 1, 4), 1, 2, 3, 4)}, 1));
+  CHECK_SHAPE(&r, 0, F32, 1, 1, 2);
+  krun_free(&r);
+}
+
+/* Reflection padding with NaN, inf and 1e30 coordinates: the flip count was
+ * converted to int64 (undefined for these). Now defined: NaN and inf give
+ * an out-of-image tap (0), 1e30 some in-image value. */
+TEST(grid_sample_reflection_extremes) {
+  for (int align = 0; align < 2; align++)
+    for (int mode = 0; mode < 3; mode++) {
+      rlx_params p = {.grid_sample = {.mode = mode, .padding = 2, .align_corners = align}};
+      krun r;
+      CHECK_OK(krun_op(&r, RLX_OP_GRID_SAMPLE, &p, 2,
+                       (tens[]){TF(F32, SH(1, 1, 2, 2), 1, 2, 3, 4),
+                                TF(F32, SH(1, 1, 4, 2), NAN, 0, INFINITY, -INFINITY, 1e30, -1e30, 0.5, 0.25)},
+                       1));
+      CHECK_SHAPE(&r, 0, F32, 1, 1, 1, 4);
+      for (int i = 0; i < 4; i++) {
+        double v = kt_f(&r, 0, i);
+        CHECK(isnan(v) || (v >= 0 && v <= 4.0001)); /* defined and within the image's range */
+      }
+      krun_free(&r);
+    }
+}
+
+/* The fast kernels' exp: NaN in (a softmax row of -inf gives -inf - -inf)
+ * converted NaN to int32 for the exponent bits. */
+TEST(exp_f32_non_finite) {
+  volatile float nan = NAN, inf = INFINITY;
+  CHECK(isnan(exp_f32(nan)));
+  CHECK(exp_f32(-inf) == 0.0f);
+  CHECK(isinf(exp_f32(inf)));
+  CHECK(exp_f32(-inf - -inf) != exp_f32(-inf - -inf)); /* NaN */
+  CHECK_NEAR(exp_f32(1.0f), 2.718281828, 1e-6);
+}
+
+TEST_MAIN(as_strided_span_overflow, output_shape_limit, pdist_pair_count_overflow, col2im_params_bounded,
+          pad_extremes, resize_hostile_scales, grid_sample_reflection_extremes, exp_f32_non_finite)
