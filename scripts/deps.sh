@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rlx builds with, when missing (Debian/Ubuntu): a C compiler,
-# cmake, and cJSON (libcjson-dev). With --python, also the Python packages the
-# exporter and the test suite use (python/requirements-test.txt).
+# cmake, cJSON (libcjson-dev), and clang with libFuzzer (scripts/fuzz.sh).
+# With --python, also the Python packages the exporter and the test suite use
+# (python/requirements-test.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v clang >/dev/null 2>&1 || need+=(clang) # libFuzzer, for scripts/fuzz.sh
 [ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

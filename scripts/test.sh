@@ -20,6 +20,9 @@ echo "== ctest (ASan + UBSan)"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j"$jobs")
 
+echo "== fuzz smoke: each libFuzzer target for 20 s (clang; build-fuzz)"
+scripts/fuzz.sh all 20
+
 echo "== pytest: end to end (export with torch, verify with rlx)"
 RLX_BIN="$PWD/build/rlx" python3 -m pytest -q tests/py "$@"
 
