@@ -19,6 +19,16 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# clang's sanitizer runtimes (for the build-clang step of scripts/test.sh and
+# for libFuzzer) are a package of their own on Debian 12, only recommended by
+# clang: install it when clang cannot find its ASan runtime.
+if [ ! -f "$(clang -print-file-name="libclang_rt.asan-$(uname -m).a")" ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "deps: installing libclang-rt-dev (clang's sanitizer runtimes)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libclang-rt-dev >/dev/null
+fi
 
 if [ "${1:-}" = "--python" ]; then
   if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest" 2>/dev/null; then

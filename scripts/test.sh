@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: C unit tests and CLI bad-input tests (ctest) in a
-# Release build and again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# then the Python end-to-end tests (export with torch, verify with rlx).
+# Release build and again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (gcc, then clang, which also checks float -> int casts), the threaded tests
+# under ThreadSanitizer, then the Python end-to-end tests (export with torch,
+# verify with rlx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -18,6 +20,20 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRLX_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
 echo "== ctest (ASan + UBSan)"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure -j"$jobs")
+
+echo "== build (ThreadSanitizer)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DRLX_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" >/dev/null
+echo "== ctest (ThreadSanitizer): the tests that run thread pools or threads"
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
+  ctest --output-on-failure -j"$jobs" -R 'test_threads|test_api|test_gemm|test_cpu_kernels|verify_')
+
+echo "== build (clang: ASan + UBSan + float-cast-overflow, no recovery)"
+CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug -DRLX_SANITIZE=ON >/dev/null
+cmake --build build-clang -j"$jobs" >/dev/null
+echo "== ctest (clang: ASan + UBSan + float-cast-overflow)"
+(cd build-clang && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs")
 
 echo "== fuzz smoke: each libFuzzer target for 20 s (clang; build-fuzz)"
