@@ -119,8 +119,9 @@ typedef struct rlx_io_info {
 typedef struct rlx_model rlx_model;
 
 typedef struct rlx_load_options {
-  size_t size; /* sizeof(rlx_load_options); lets the struct grow */
-  int verbose; /* nonzero: progress on stderr */
+  size_t size;      /* sizeof(rlx_load_options); lets the struct grow */
+  int verbose;      /* nonzero: progress on stderr */
+  int copy_weights; /* nonzero: read weights.safetensors into memory instead of mapping it */
 } rlx_load_options;
 
 /* Loads an export directory (torch-ir.json + weights.safetensors): parses and
@@ -128,7 +129,16 @@ typedef struct rlx_load_options {
  * dtypes and checks them against the recorded ones, and verifies the graph.
  * `opts` may be NULL. Unsupported ops are all reported in one error.
  * Errors: RLX_ERR_IO, RLX_ERR_FORMAT, RLX_ERR_UNSUPPORTED, RLX_ERR_SHAPE,
- * RLX_ERR_NOT_FOUND (missing weight), RLX_ERR_OUT_OF_MEMORY. */
+ * RLX_ERR_NOT_FOUND (missing weight), RLX_ERR_OUT_OF_MEMORY.
+ *
+ * Files: only regular files are read (a FIFO, device or directory in their
+ * place is an RLX_ERR_IO); torch-ir.json may be at most 256 MiB.
+ * Weights are mapped from weights.safetensors (copy_weights: read into
+ * memory). Contract for mapped weights: the file must not be truncated or
+ * rewritten while the model is alive. rlx checks its size at every session
+ * creation and run and fails with RLX_ERR_IO if it shrank; truncation during
+ * a run cannot be caught and raises SIGBUS, and bytes rewritten in place
+ * change the weights. Load with copy_weights when the file may change. */
 rlx_status rlx_model_load(const char *dir, const rlx_load_options *opts, rlx_model **model_out);
 void rlx_model_destroy(rlx_model *model);
 
@@ -144,10 +154,13 @@ typedef struct rlx_compiled rlx_compiled;
 
 typedef enum rlx_device { RLX_DEVICE_CPU = 0, RLX_DEVICE_CUDA = 1 } rlx_device;
 
+/* Most threads a session's pool runs (rlx_compile_options.threads). */
+#define RLX_MAX_THREADS 256
+
 typedef struct rlx_compile_options {
   size_t size;            /* sizeof(rlx_compile_options) */
   rlx_device device;      /* RLX_DEVICE_CPU */
-  int threads;            /* 0: one per core */
+  int threads;            /* 1..RLX_MAX_THREADS, or 0: one per core (at most RLX_MAX_THREADS) */
   int reference_kernels;  /* nonzero: plain reference kernels only */
   int no_passes;          /* nonzero: skip folding and other graph passes */
 } rlx_compile_options;

@@ -71,6 +71,16 @@ static inline bool rlx_add_ok(uint64_t a, uint64_t b, uint64_t *r) {
   return !__builtin_add_overflow(a, b, r);
 }
 
+/* ---- files (file.c): export directories are untrusted input ---- */
+
+/* Opens `path` for reading without blocking (a FIFO with no writer does not
+ * hang) and requires a regular file (FIFOs, devices, directories, and
+ * symlinks to them are refused with RLX_ERR_IO naming what it is). */
+rlx_status rlx_file_open(const char *path, int *fd_out, uint64_t *size_out);
+/* Reads a whole regular file of at most max_bytes (else RLX_ERR_FORMAT) into
+ * a NUL-terminated rlx_malloc'd buffer. */
+rlx_status rlx_read_file(const char *path, size_t max_bytes, char **buf_out, size_t *len_out);
+
 /* ---- bump pool: many small allocations freed at once ---- */
 
 typedef struct rlx_pool_chunk rlx_pool_chunk;

@@ -64,6 +64,7 @@ static rlx_status parse_entry(rlx_st_file *f, const cJSON *e, uint64_t data_star
 
 rlx_status rlx_st_parse(const void *buf, size_t size, const char *path, rlx_st_file *f) {
   memset(f, 0, sizeof *f);
+  f->fd = -1;
   f->path = path;
   f->size = size;
   if (size == 0) return RLX_OK; /* an empty file holds no tensors */
@@ -132,18 +133,39 @@ done:
   return st;
 }
 
-rlx_status rlx_st_open(const char *path, rlx_st_file *f) {
+static rlx_status open_file(const char *path, bool copy, rlx_st_file *f) {
   memset(f, 0, sizeof *f);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return rlx_errorf(RLX_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+  f->fd = -1;
+  int fd;
+  uint64_t size64;
+  rlx_status st = rlx_file_open(path, &fd, &size64);
+  if (st) return st;
+  if (size64 > SIZE_MAX / 2) {
     close(fd);
-    return rlx_errorf(RLX_ERR_IO, "%s is not a regular file", path);
+    return rlx_errorf(RLX_ERR_IO, "%s is too large (%llu bytes)", path, (unsigned long long)size64);
   }
-  size_t size = (size_t)sb.st_size;
-  void *map = NULL;
-  if (size) {
+  size_t size = (size_t)size64;
+  void *map = NULL, *owned = NULL;
+  if (size && copy) {
+    owned = rlx_aligned_alloc(size);
+    if (!owned) {
+      close(fd);
+      return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory copying %s (%zu bytes)", path, size);
+    }
+    size_t got = 0;
+    while (got < size) {
+      ssize_t n = pread(fd, (char *)owned + got, size - got, (off_t)got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        int e = n < 0 ? errno : 0;
+        rlx_aligned_free(owned);
+        close(fd);
+        return rlx_errorf(RLX_ERR_IO, "error reading %s at byte %zu: %s", path, got,
+                          e ? strerror(e) : "the file shrank while it was read");
+      }
+      got += (size_t)n;
+    }
+  } else if (size) {
     map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
       int e = errno;
@@ -151,13 +173,31 @@ rlx_status rlx_st_open(const char *path, rlx_st_file *f) {
       return rlx_errorf(RLX_ERR_IO, "cannot map %s: %s", path, strerror(e));
     }
   }
-  close(fd);
-  rlx_status st = rlx_st_parse(map, size, path, f);
+  st = rlx_st_parse(map ? map : owned, size, path, f);
   if (st) {
     if (map) munmap(map, size);
+    rlx_aligned_free(owned);
+    close(fd);
     return st;
   }
   f->map = map;
+  f->owned = owned;
+  if (map) f->fd = fd; /* kept: rlx_st_check watches the mapped file's size */
+  else close(fd);
+  return RLX_OK;
+}
+
+rlx_status rlx_st_open(const char *path, rlx_st_file *f) { return open_file(path, false, f); }
+rlx_status rlx_st_read(const char *path, rlx_st_file *f) { return open_file(path, true, f); }
+
+rlx_status rlx_st_check(const rlx_st_file *f) {
+  if (f->fd < 0) return RLX_OK;
+  struct stat sb;
+  if (fstat(f->fd, &sb) != 0)
+    return rlx_errorf(RLX_ERR_IO, "cannot stat %s: %s", f->path, strerror(errno));
+  if ((uint64_t)sb.st_size < (uint64_t)f->size)
+    return rlx_errorf(RLX_ERR_IO, "%s was truncated from %zu to %lld bytes while rlx had it mapped: "
+                      "reload the model (or load with copy_weights)", f->path, f->size, (long long)sb.st_size);
   return RLX_OK;
 }
 
@@ -168,7 +208,11 @@ const rlx_st_tensor *rlx_st_find(const rlx_st_file *f, const char *name) {
 
 void rlx_st_close(rlx_st_file *f) {
   if (!f) return;
-  if (f->map) munmap(f->map, f->size);
+  if (f->map) {
+    munmap(f->map, f->size);
+    if (f->fd >= 0) close(f->fd);
+  }
+  rlx_aligned_free(f->owned);
   rlx_free(f->tensors);
   rlx_strmap_free(&f->index);
   rlx_pool_free(&f->pool);

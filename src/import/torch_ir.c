@@ -325,42 +325,10 @@ done:
   return st;
 }
 
-rlx_status rlx_read_file(const char *path, char **buf_out, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return rlx_errorf(RLX_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (cap - len < 65536) {
-      size_t nc = cap ? cap * 2 : 65536;
-      char *nb = rlx_realloc(buf, nc + 1);
-      if (!nb) {
-        rlx_free(buf);
-        fclose(f);
-        return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
-      }
-      buf = nb, cap = nc;
-    }
-    size_t n = fread(buf + len, 1, cap - len, f);
-    len += n;
-    if (n == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    rlx_free(buf);
-    return rlx_errorf(RLX_ERR_IO, "error reading %s", path);
-  }
-  buf[len] = '\0';
-  *buf_out = buf;
-  *len_out = len;
-  return RLX_OK;
-}
-
 rlx_status rlx_torch_ir_load(const char *path, rlx_torch_ir *ir) {
   char *buf;
   size_t len;
-  rlx_status st = rlx_read_file(path, &buf, &len);
+  rlx_status st = rlx_read_file(path, RLX_TORCH_IR_MAX_BYTES, &buf, &len);
   if (st) return st;
   st = rlx_torch_ir_parse(buf, len, path, ir);
   rlx_free(buf);

@@ -112,7 +112,9 @@ typedef struct rlx_torch_ir {
 /* Parses torch-ir.json text. `path` is only used in messages. On error the
  * struct is left freed. */
 rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rlx_torch_ir *ir);
-/* Reads and parses a file. */
+/* Reads and parses a file (a regular file of at most RLX_TORCH_IR_MAX_BYTES:
+ * a large transformer's graph is a few MB). */
+#define RLX_TORCH_IR_MAX_BYTES ((size_t)256 << 20)
 rlx_status rlx_torch_ir_load(const char *path, rlx_torch_ir *ir);
 void rlx_torch_ir_free(rlx_torch_ir *ir);
 
@@ -120,7 +122,5 @@ void rlx_torch_ir_free(rlx_torch_ir *ir);
  * absent (or when the value is {"none": true} and none_is_absent). */
 const rlx_arg *rlx_aten_arg(const rlx_aten_node *n, int pos, const char *name);
 
-/* Reads a whole file into a NUL-terminated heap buffer (rlx_free it). */
-rlx_status rlx_read_file(const char *path, char **buf_out, size_t *len_out);
 
 #endif /* RLX_TORCH_IR_H */

@@ -1,6 +1,16 @@
 /*
- * memplan.c — lifetimes -> arena offsets (greedy by size, first fit among
- * time-overlapping blocks, as XNNPACK's and ggml's planners do).
+ * memplan.c — lifetimes -> arena offsets in O(n log n).
+ *
+ * One sweep over the nodes in program order, as a register allocator sweeps
+ * instructions: at node i the blocks first defined there are placed, then
+ * the blocks last used there are released (after placing, so a node's
+ * outputs never overlap its inputs). Free address ranges are kept coalesced
+ * (a neighbour map by start and by end) and indexed by (size, offset) in a
+ * treap; a block goes to the smallest free range that holds it (best fit,
+ * lowest offset among equals), or else on top of the arena, reusing a free
+ * range that ends at the top. Every step is O(log n) expected, so a chain of
+ * 200k nodes plans in milliseconds (the greedy-by-size planner this replaced
+ * compared each block with every placed block: O(n^2)).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +19,151 @@
 
 #define ALIGN 64
 
-typedef struct block {
-  int32_t value;
-  size_t size;
-  int32_t first, last; /* node indices, inclusive */
-} block;
+/* ---- free ranges: a treap by (size, offset), neighbour maps by address ---- */
 
-static int cmp_size_desc(const void *a, const void *b) {
-  const block *x = a, *y = b;
-  if (x->size != y->size) return x->size < y->size ? 1 : -1;
-  return x->value - y->value; /* deterministic */
+typedef struct frange {
+  int64_t off, size; /* size < 0: no longer free */
+  uint32_t prio;
+  int32_t l, r; /* treap children, -1 none */
+} frange;
+
+typedef struct fmap { /* open addressing, int64 key -> range id; stale ids are checked by the caller */
+  int64_t *keys;
+  int32_t *vals;
+  uint32_t mask;
+} fmap;
+
+typedef struct planner {
+  frange *rs;
+  int32_t n_rs, root;
+  uint32_t seed;
+  fmap by_start, by_end;
+  int64_t top; /* end of the arena so far */
+} planner;
+
+static uint32_t hash64(int64_t k) {
+  uint64_t x = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(x >> 32);
 }
 
+static void fmap_put(fmap *m, int64_t key, int32_t val) {
+  uint32_t h = hash64(key) & m->mask;
+  while (m->vals[h] >= 0 && m->keys[h] != key) h = (h + 1) & m->mask;
+  m->keys[h] = key, m->vals[h] = val;
+}
+
+static int32_t fmap_get(const fmap *m, int64_t key) {
+  uint32_t h = hash64(key) & m->mask;
+  while (m->vals[h] >= 0) {
+    if (m->keys[h] == key) return m->vals[h];
+    h = (h + 1) & m->mask;
+  }
+  return -1;
+}
+
+static bool key_less(const frange *a, const frange *b) {
+  return a->size != b->size ? a->size < b->size : a->off < b->off;
+}
+
+/* Splits treap t into keys < k (l) and >= k (r). */
+static void split(frange *rs, int32_t t, const frange *k, int32_t *l, int32_t *r) {
+  if (t < 0) {
+    *l = *r = -1;
+    return;
+  }
+  if (key_less(&rs[t], k)) {
+    split(rs, rs[t].r, k, &rs[t].r, r);
+    *l = t;
+  } else {
+    split(rs, rs[t].l, k, l, &rs[t].l);
+    *r = t;
+  }
+}
+
+static int32_t merge(frange *rs, int32_t a, int32_t b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  if (rs[a].prio > rs[b].prio) {
+    rs[a].r = merge(rs, rs[a].r, b);
+    return a;
+  }
+  rs[b].l = merge(rs, a, rs[b].l);
+  return b;
+}
+
+static void treap_insert(planner *p, int32_t id) {
+  int32_t l, r;
+  split(p->rs, p->root, &p->rs[id], &l, &r);
+  p->root = merge(p->rs, merge(p->rs, l, id), r);
+}
+
+static void treap_erase(planner *p, int32_t id) {
+  frange k = p->rs[id];
+  int32_t l, mid, r;
+  split(p->rs, p->root, &k, &l, &mid); /* mid: keys >= k; its smallest is id */
+  k.off++;                             /* the next key after id's */
+  split(p->rs, mid, &k, &mid, &r);
+  p->root = merge(p->rs, l, r);
+}
+
+/* The free range with the smallest (size, offset) of size >= need, or -1. */
+static int32_t best_fit(const planner *p, int64_t need) {
+  int32_t t = p->root, best = -1;
+  while (t >= 0) {
+    if (p->rs[t].size >= need) best = t, t = p->rs[t].l;
+    else t = p->rs[t].r;
+  }
+  return best;
+}
+
+static void add_free(planner *p, int64_t off, int64_t size) {
+  int32_t prev = fmap_get(&p->by_end, off), next = fmap_get(&p->by_start, off + size);
+  if (prev >= 0 && p->rs[prev].size >= 0 && p->rs[prev].off + p->rs[prev].size == off) {
+    treap_erase(p, prev);
+    off = p->rs[prev].off, size += p->rs[prev].size;
+    p->rs[prev].size = -1;
+  }
+  if (next >= 0 && p->rs[next].size >= 0 && p->rs[next].off == off + size) {
+    treap_erase(p, next);
+    size += p->rs[next].size;
+    p->rs[next].size = -1;
+  }
+  int32_t id = p->n_rs++;
+  p->seed = p->seed * 1664525u + 1013904223u;
+  p->rs[id] = (frange){off, size, p->seed, -1, -1};
+  treap_insert(p, id);
+  fmap_put(&p->by_start, off, id);
+  fmap_put(&p->by_end, off + size, id);
+}
+
+/* Offset for a block of `size` bytes (a multiple of ALIGN); -1 on overflow. */
+static int64_t place(planner *p, int64_t size) {
+  int32_t f = best_fit(p, size);
+  if (f < 0) { /* on top of the arena, taking a free range that ends there */
+    int32_t t = fmap_get(&p->by_end, p->top);
+    int64_t off = p->top;
+    if (t >= 0 && p->rs[t].size >= 0 && p->rs[t].off + p->rs[t].size == p->top) {
+      treap_erase(p, t);
+      off = p->rs[t].off;
+      p->rs[t].size = -1;
+    }
+    if (__builtin_add_overflow(off, size, &p->top)) return -1;
+    return off;
+  }
+  frange r = p->rs[f];
+  treap_erase(p, f);
+  p->rs[f].size = -1;
+  if (r.size > size) add_free(p, r.off + size, r.size - size);
+  return r.off;
+}
+
+/* ---- the plan ---- */
+
 static int32_t root_of(const rlx_plan *p, int32_t v) { return p->alias_of[v] >= 0 ? p->alias_of[v] : v; }
+
+static bool in_arena(const rlx_graph *g, const rlx_plan *p, int32_t v) {
+  return g->values[v].kind == RLX_VALUE_NODE && g->values[v].producer >= 0 && p->alias_of[v] < 0;
+}
 
 rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan *p) {
   memset(p, 0, sizeof *p);
@@ -30,17 +172,25 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
   p->offset = rlx_malloc(sizeof(int64_t) * (size_t)(nv + 1));
   p->alias_of = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
   p->skip = rlx_calloc((size_t)(nn + 1), sizeof(bool));
-  int32_t *first = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
   int32_t *last = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
-  block *blocks = rlx_malloc(sizeof(block) * (size_t)(nv + 1));
-  block *placed = rlx_malloc(sizeof(block) * (size_t)(nv + 1));
-  int64_t *poff = rlx_malloc(sizeof(int64_t) * (size_t)(nv + 1));
+  int32_t *free_at = rlx_malloc(sizeof(int32_t) * (size_t)(nn + 2)); /* per node: head of its release list */
+  int32_t *free_next = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
+  uint32_t cap = 16;
+  while ((uint64_t)cap < 8 * (uint64_t)(nv + 1) && cap < (1u << 31)) cap <<= 1;
+  planner pl = {.root = -1, .seed = 12345};
+  pl.rs = rlx_malloc(sizeof(frange) * (size_t)(2 * nv + 2));
+  pl.by_start = (fmap){rlx_malloc(sizeof(int64_t) * cap), rlx_malloc(sizeof(int32_t) * cap), cap - 1};
+  pl.by_end = (fmap){rlx_malloc(sizeof(int64_t) * cap), rlx_malloc(sizeof(int32_t) * cap), cap - 1};
   rlx_status st = RLX_OK;
-  if (!p->offset || !p->alias_of || !p->skip || !first || !last || !blocks || !placed || !poff) {
+  if (!p->offset || !p->alias_of || !p->skip || !last || !free_at || !free_next || !pl.rs ||
+      !pl.by_start.keys || !pl.by_start.vals || !pl.by_end.keys || !pl.by_end.vals) {
     st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
     goto done;
   }
-  for (int32_t v = 0; v < nv; v++) p->offset[v] = -1, p->alias_of[v] = -1, first[v] = -1, last[v] = -1;
+  memset(pl.by_start.vals, 0xff, sizeof(int32_t) * cap);
+  memset(pl.by_end.vals, 0xff, sizeof(int32_t) * cap);
+  for (int32_t v = 0; v < nv; v++) p->offset[v] = -1, p->alias_of[v] = -1, last[v] = -1;
+  for (int32_t i = 0; i <= nn; i++) free_at[i] = -1;
 
   /* aliases: a reshape's output shares its input's storage */
   for (int32_t i = 0; aliasing && i < nn; i++) {
@@ -49,12 +199,11 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
     p->alias_of[n->out[0]] = root_of(p, n->in[0]);
     p->skip[i] = true;
   }
-  /* lifetimes of arena roots */
+  /* last use of every arena root (graph outputs: never released) */
   for (int32_t i = 0; i < nn; i++) {
     const rlx_node *n = &g->nodes[i];
     for (int32_t k = 0; k < n->n_out; k++) {
       int32_t r = root_of(p, n->out[k]);
-      if (first[r] < 0) first[r] = i;
       if (last[r] < i) last[r] = i;
     }
     for (int32_t k = 0; k < n->n_in; k++)
@@ -64,48 +213,50 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
       }
   }
   for (int32_t i = 0; i < g->n_outputs; i++) last[root_of(p, g->outputs[i])] = nn;
+  for (int32_t v = 0; v < nv; v++)
+    if (in_arena(g, p, v) && last[v] < nn) free_next[v] = free_at[last[v]], free_at[last[v]] = v;
 
-  int32_t nb = 0;
-  for (int32_t v = 0; v < nv; v++) {
-    const rlx_value *val = &g->values[v];
-    if (val->kind != RLX_VALUE_NODE || val->producer < 0 || p->alias_of[v] >= 0) continue;
-    size_t sz = (rlx_value_nbytes(val) + ALIGN - 1) & ~(size_t)(ALIGN - 1);
-    blocks[nb++] = (block){v, sz, first[v], last[v]};
-  }
-  qsort(blocks, (size_t)nb, sizeof *blocks, cmp_size_desc);
-  int32_t np = 0;
-  for (int32_t b = 0; b < nb; b++) {
-    /* lowest offset not overlapping any placed block alive at the same time */
-    int64_t off = 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int32_t j = 0; j < np; j++) {
-        if (placed[j].last < blocks[b].first || blocks[b].last < placed[j].first) continue;
-        if (off < poff[j] + (int64_t)placed[j].size && poff[j] < off + (int64_t)blocks[b].size) {
-          off = poff[j] + (int64_t)placed[j].size;
-          moved = true;
-        }
+  for (int32_t i = 0; i < nn && !st; i++) {
+    const rlx_node *n = &g->nodes[i];
+    for (int32_t k = 0; k < n->n_out; k++) {
+      int32_t v = n->out[k];
+      if (!in_arena(g, p, v)) continue;
+      int64_t sz = (int64_t)((rlx_value_nbytes(&g->values[v]) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
+      int64_t off = sz ? place(&pl, sz) : 0;
+      if (off < 0) {
+        st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the activations of node '%s' do not fit a 64-bit arena", n->label);
+        break;
       }
+      p->offset[v] = off;
     }
-    placed[np] = blocks[b];
-    poff[np++] = off;
-    p->offset[blocks[b].value] = off;
-    if ((size_t)off + blocks[b].size > p->values_size) p->values_size = (size_t)off + blocks[b].size;
+    for (int32_t v = free_at[i]; v >= 0 && !st; v = free_next[v]) {
+      int64_t sz = (int64_t)((rlx_value_nbytes(&g->values[v]) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
+      if (sz) add_free(&pl, p->offset[v], sz);
+    }
   }
+  if (st) goto done;
+  p->values_size = (size_t)pl.top;
   for (int32_t i = 0; i < nn; i++) {
     const rlx_op_vtable *vt = rlx_op_table[g->nodes[i].op].vt;
     size_t s = node_scratch ? node_scratch[i] : vt->scratch ? vt->scratch(g, &g->nodes[i]) : 0;
     if (s > p->scratch_size) p->scratch_size = s;
   }
+  if (p->scratch_size > SIZE_MAX / 2 || p->values_size > SIZE_MAX / 2) {
+    st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the arena would need more than %zu bytes", SIZE_MAX / 2);
+    goto done;
+  }
   p->scratch_size = (p->scratch_size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
   p->scratch_offset = p->values_size;
   p->arena_size = p->values_size + p->scratch_size;
 done:
-  rlx_free(first);
   rlx_free(last);
-  rlx_free(blocks);
-  rlx_free(placed);
-  rlx_free(poff);
+  rlx_free(free_at);
+  rlx_free(free_next);
+  rlx_free(pl.rs);
+  rlx_free(pl.by_start.keys);
+  rlx_free(pl.by_start.vals);
+  rlx_free(pl.by_end.keys);
+  rlx_free(pl.by_end.vals);
   if (st) rlx_plan_free(p);
   return st;
 }

@@ -24,9 +24,15 @@ static char *dup(const char *s) {
 
 rlx_status rlx_model_load_files(const char *ir_path, const char *weights_path,
                                 const rlx_load_options *opts, rlx_model **model_out) {
-  (void)opts;
   if (!ir_path || !weights_path || !model_out)
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_model_load: NULL argument");
+  rlx_load_options o = {.size = sizeof o};
+  if (opts) {
+    if (opts->size < offsetof(rlx_load_options, verbose) + sizeof(int))
+      return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_load_options.size is %zu; set it to "
+                        "sizeof(rlx_load_options)", opts->size);
+    memcpy(&o, opts, RLX_MIN(opts->size, sizeof o));
+  }
   rlx_model *m = rlx_calloc(1, sizeof *m);
   if (!m) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   rlx_status st = RLX_ERR_OUT_OF_MEMORY;
@@ -35,7 +41,12 @@ rlx_status rlx_model_load_files(const char *ir_path, const char *weights_path,
     goto fail;
   }
   if ((st = rlx_torch_ir_load(m->ir_path, &m->ir))) goto fail;
-  if ((st = rlx_st_open(m->weights_path, &m->weights))) goto fail;
+  if ((st = o.copy_weights ? rlx_st_read(m->weights_path, &m->weights) : rlx_st_open(m->weights_path, &m->weights)))
+    goto fail;
+  if (m->ir.n_outputs == 0) { /* torch.export gives every program an output: nothing here would run */
+    st = rlx_errorf(RLX_ERR_FORMAT, "%s: 'outputs' is empty: the program has no output", m->ir_path);
+    goto fail;
+  }
   if ((st = rlx_lower_graph(&m->ir, &m->weights, &m->graph))) goto fail;
   if ((st = rlx_graph_verify(&m->graph, "import"))) goto fail;
   *model_out = m;
@@ -115,6 +126,9 @@ rlx_status rlx_model_compile(const rlx_model *m, const rlx_compile_options *opts
     memcpy(&o, opts, RLX_MIN(opts->size, sizeof o));
     o.size = sizeof o;
   }
+  if (o.threads < 0 || o.threads > RLX_MAX_THREADS)
+    return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "threads=%d: rlx runs 1 to %d threads (0: one per core)",
+                      o.threads, RLX_MAX_THREADS);
   if (o.device != RLX_DEVICE_CPU)
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "device %d: this build of rlx runs on the CPU only",
                       (int)o.device);

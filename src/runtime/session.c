@@ -29,6 +29,8 @@ void rlx_session_destroy(rlx_session *s) {
 
 rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
   if (!c || !out) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_create: NULL argument");
+  rlx_status wst = rlx_st_check(&c->model->weights);
+  if (wst) return wst;
   const rlx_graph *g = &c->graph;
   rlx_session *s = rlx_calloc(1, sizeof *s);
   if (!s) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
@@ -42,11 +44,18 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
   s->bound_out = rlx_calloc((size_t)(g->n_outputs + 1), sizeof *s->bound_out);
   s->views = rlx_calloc((size_t)(nviews + 1), sizeof *s->views);
   s->view_at = rlx_calloc((size_t)(g->n_nodes + 1), sizeof *s->view_at);
-  rlx_status pst = rlx_threadpool_create(c->threads, &s->tp);
-  if (pst || !s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
+  if (!s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
+    bool arena = !s->arena;
     rlx_session_destroy(s);
-    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session (arena of %zu bytes)",
-                      c->plan.arena_size);
+    if (arena) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session (an arena of %zu bytes)",
+                                 c->plan.arena_size);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session's tables");
+  }
+  rlx_status pst = rlx_threadpool_create(c->threads, &s->tp);
+  if (pst) {
+    rlx_session_destroy(s);
+    rlx_error_prefix("creating a session's thread pool: ");
+    return pst;
   }
   /* shapes of every kernel argument, fixed for this plan */
   int32_t at = 0;
@@ -175,6 +184,8 @@ rlx_status rlx_session_bind_output(rlx_session *s, const char *name, const rlx_t
 rlx_status rlx_session_run(rlx_session *s) {
   if (!s) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_run: NULL session");
   const rlx_compiled *c = s->c;
+  rlx_status wst = rlx_st_check(&c->model->weights); /* a truncated map would raise SIGBUS */
+  if (wst) return wst;
   const rlx_graph *g = &c->graph;
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const rlx_value *val = &g->values[g->inputs[i]];

@@ -8,7 +8,9 @@
  * condition variable; the caller only takes the lock to wake sleepers.
  */
 #include <immintrin.h>
+#include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -96,15 +98,15 @@ int rlx_cpu_count(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) {
     int c = CPU_COUNT(&set);
-    if (c > 0) return c;
+    if (c > 0) return c > RLX_MAX_THREADS ? RLX_MAX_THREADS : c;
   }
   long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+  return n > RLX_MAX_THREADS ? RLX_MAX_THREADS : n > 0 ? (int)n : 1;
 }
 
 rlx_status rlx_threadpool_create(int n_threads, rlx_threadpool **out) {
   if (n_threads <= 0) n_threads = rlx_cpu_count();
-  if (n_threads > 256) n_threads = 256;
+  if (n_threads > RLX_MAX_THREADS) n_threads = RLX_MAX_THREADS; /* callers refuse more; see rlx.h */
   rlx_threadpool *tp = rlx_calloc(1, sizeof *tp);
   if (!tp) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
   tp->size = n_threads;
@@ -118,11 +120,13 @@ rlx_status rlx_threadpool_create(int n_threads, rlx_threadpool **out) {
   for (int i = 1; i < n_threads; i++) {
     worker_arg *a = rlx_malloc(sizeof *a);
     if (a) a->tp = tp, a->id = i;
-    if (!a || pthread_create(&tp->threads[i - 1], NULL, worker_main, a) != 0) {
+    int err = a ? pthread_create(&tp->threads[i - 1], NULL, worker_main, a) : ENOMEM;
+    if (err) {
       rlx_free(a);
       tp->size = i; /* the threads started so far are joined by destroy */
       rlx_threadpool_destroy(tp);
-      return rlx_errorf(RLX_ERR_RUNTIME, "cannot start thread %d of %d", i, n_threads);
+      return rlx_errorf(err == ENOMEM && !a ? RLX_ERR_OUT_OF_MEMORY : RLX_ERR_RUNTIME,
+                        "cannot start worker thread %d of %d: %s", i, n_threads, strerror(err));
     }
   }
   *out = tp;

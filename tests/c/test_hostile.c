@@ -4,10 +4,17 @@
  * Infer must refuse what would overflow, and kernels given extreme data
  * (NaN, inf, 1e30 coordinates) must compute something defined.
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cpu/vmath.h"
+#include "import/safetensors.h"
 #include "kernel_test.h"
+#include "runtime/runtime.h"
 
 /* Adds an input of shape s to a fresh graph and a node over it; returns the
  * status of the node's infer (the graph is freed). */
@@ -173,5 +180,120 @@ TEST(exp_f32_non_finite) {
   CHECK_NEAR(exp_f32(1.0f), 2.718281828, 1e-6);
 }
 
+/* ---- files ---- */
+
+/* A temporary export directory: a copy of examples/models/mnist_cnn. */
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  char buf[65536];
+  size_t n;
+  while (a && b && (n = fread(buf, 1, sizeof buf, a)) > 0) fwrite(buf, 1, n, b);
+  if (a) fclose(a);
+  if (b) fclose(b);
+}
+
+static void make_export(char *dir, size_t cap) {
+  snprintf(dir, cap, "%s/rlx_hostile_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  CHECK(mkdtemp(dir) != NULL);
+  char a[600], b[600];
+  static const char *files[] = {"torch-ir.json", "weights.safetensors"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(a, sizeof a, "examples/models/mnist_cnn/%s", files[i]);
+    snprintf(b, sizeof b, "%s/%s", dir, files[i]);
+    copy_file(a, b);
+  }
+}
+
+static void remove_export(const char *dir) {
+  char p[600];
+  static const char *files[] = {"torch-ir.json", "weights.safetensors"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    unlink(p);
+  }
+  rmdir(dir);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "test_hostile: a load blocked (FIFO?): hang\n";
+  if (write(2, msg, sizeof msg - 1)) {}
+  _exit(3);
+}
+
+/* A FIFO with no writer in place of torch-ir.json or weights.safetensors
+ * blocked open() forever; a symlink to /dev/zero was read until memory ran
+ * out. Both are refused at once, naming the file and what it is. */
+TEST(special_files_refused) {
+  signal(SIGALRM, on_alarm);
+  alarm(20);
+  static const char *files[] = {"torch-ir.json", "weights.safetensors"};
+  for (int i = 0; i < 2; i++) {
+    char dir[512], p[600];
+    make_export(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+    unlink(p);
+    CHECK(mkfifo(p, 0600) == 0);
+    rlx_model *m = NULL;
+    CHECK_ERR(rlx_model_load(dir, NULL, &m), RLX_ERR_IO, "is a FIFO");
+    CHECK(strstr(rlx_last_error(), files[i]) != NULL);
+    unlink(p);
+    CHECK(symlink("/dev/zero", p) == 0);
+    CHECK_ERR(rlx_model_load(dir, NULL, &m), RLX_ERR_IO, "is a character device");
+    unlink(p);
+    CHECK(mkdir(p, 0700) == 0);
+    CHECK_ERR(rlx_model_load(dir, NULL, &m), RLX_ERR_IO, "is a directory");
+    rmdir(p);
+    remove_export(dir);
+    CHECK(m == NULL);
+  }
+  alarm(0);
+}
+
+/* Truncating weights.safetensors under a loaded model made the next run
+ * die of SIGBUS (mapped weights). Now session creation and every run check
+ * the file's size first and fail with RLX_ERR_IO naming it; a model loaded
+ * with copy_weights does not depend on the file at all. */
+TEST(truncated_weights_while_loaded) {
+  for (int copy = 0; copy < 2; copy++) {
+    char dir[512], w[600];
+    make_export(dir, sizeof dir);
+    snprintf(w, sizeof w, "%s/weights.safetensors", dir);
+    rlx_load_options lo = {.size = sizeof lo, .copy_weights = copy};
+    rlx_model *m = NULL;
+    rlx_compiled *c = NULL;
+    rlx_session *s = NULL;
+    rlx_compile_options co;
+    rlx_compile_options_init(&co);
+    co.reference_kernels = 1; /* reads the weights themselves, not packed copies */
+    CHECK_OK(rlx_model_load(dir, &lo, &m));
+    CHECK_OK(rlx_model_compile(m, &co, &c));
+    CHECK_OK(rlx_session_create(c, &s));
+    rlx_io_info info;
+    CHECK_OK(rlx_model_input_info(m, 0, &info));
+    rlx_tensor_view v = {.dtype = info.dtype, .rank = info.rank};
+    memcpy(v.dims, info.dims, sizeof v.dims);
+    v.data = calloc((size_t)rlx_view_numel(&v), rlx_dtype_size(v.dtype));
+    CHECK_OK(rlx_session_bind_input(s, info.name, &v));
+    CHECK_OK(rlx_session_run(s));
+    CHECK(truncate(w, 16) == 0);
+    if (copy) {
+      CHECK_OK(rlx_session_run(s));
+    } else {
+      CHECK_ERR(rlx_session_run(s), RLX_ERR_IO, "truncated");
+      CHECK(strstr(rlx_last_error(), "weights.safetensors") != NULL);
+      rlx_session *s2 = NULL;
+      CHECK_ERR(rlx_session_create(c, &s2), RLX_ERR_IO, "truncated");
+      CHECK(s2 == NULL);
+    }
+    free(v.data);
+    rlx_session_destroy(s);
+    rlx_compiled_destroy(c);
+    rlx_model_destroy(m);
+    remove_export(dir);
+  }
+}
+
 TEST_MAIN(as_strided_span_overflow, output_shape_limit, pdist_pair_count_overflow, col2im_params_bounded,
-          pad_extremes, resize_hostile_scales, grid_sample_reflection_extremes, exp_f32_non_finite)
+          pad_extremes, resize_hostile_scales, grid_sample_reflection_extremes, exp_f32_non_finite,
+          special_files_refused, truncated_weights_while_loaded)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "import/json_util.h"
 #include "import/safetensors.h"
 #include "import/torch_ir.h"
 #include "test.h"
@@ -97,7 +98,7 @@ TEST(st_empty_tensor_at_a_boundary) {
 TEST(st_open_errors) {
   rlx_st_file f;
   CHECK_ERR(rlx_st_open("/nonexistent/w.safetensors", &f), RLX_ERR_IO, "/nonexistent/w.safetensors");
-  CHECK_ERR(rlx_st_open("/tmp", &f), RLX_ERR_IO, "not a regular file");
+  CHECK_ERR(rlx_st_open("/tmp", &f), RLX_ERR_IO, "/tmp is a directory");
 }
 
 /* ---- safetensors: the length prefix and the header ---- */
@@ -125,9 +126,71 @@ TEST(st_header_length) {
   free(b);
 }
 
+static long json_allocs_left, json_allocs_left_reset;
+static void *failing_malloc(size_t n) { return json_allocs_left-- > 0 ? malloc(n) : NULL; }
+
+/* JSON is checked strictly (RFC 8259) before cJSON sees it: cJSON's own
+ * leniencies (leading zeros, '+', NUL bytes inside strings, which would cut
+ * names short, control bytes as whitespace) are refused; and a well-formed
+ * text that cJSON fails on is reported as out of memory, not as a syntax
+ * error (issue 8). */
+TEST(json_strict_and_oom) {
+  static const struct {
+    const char *text;
+    size_t len;
+    const char *want;
+  } bad[] = {
+      {"[01]", 4, "offset 2): ',' or ']' expected"},
+      {"[+1]", 4, "offset 1)"},
+      {"[1.]", 4, "offset 3): a malformed number"},
+      {"[.5]", 4, "offset 1)"},
+      {"[\"a\0b\"]", 7, "offset 3): a control character inside a string"},
+      {"[\x01 1]", 4, "offset 1)"},
+      {"[\"\\x\"]", 6, "an unknown escape"},
+      {"[\"\\ud800\"]", 10, "without its low half"},
+      {"[\"\\udc00\"]", 10, "lone low surrogate"},
+      {"[\"\\u0000\"]", 10, "\\u0000"},
+      {"{\"a\" 1}", 7, "':' expected"},
+      {"[1 2]", 5, "',' or ']' expected"},
+      {"[tru]", 5, "offset 1)"},
+      {"[1,]", 4, "offset 3)"},
+      {"{\"a\":1,}", 8, "an object key must be a string"},
+      {"[", 1, "the text ends inside a value"},
+      {"[1", 2, "ends inside a list or object"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cJSON *j = NULL;
+    CHECK_ERR(rlx_json_parse(bad[i].text, bad[i].len, "t.json", &j), RLX_ERR_FORMAT, bad[i].want);
+    CHECK(j == NULL);
+  }
+  char deep[2100];
+  for (int i = 0; i < 1050; i++) deep[i] = '[', deep[2099 - i] = ']';
+  cJSON *j = NULL;
+  CHECK_ERR(rlx_json_parse(deep, 2100, "t.json", &j), RLX_ERR_FORMAT, "nested 1000 levels deep");
+  const char *ok = "{\"a\": [1, -0.5e+3, true, false, null, \"\\u00e9\\ud83d\\ude00\\n\"], \"b\": {}}";
+  CHECK_OK(rlx_json_parse(ok, strlen(ok), "t.json", &j));
+  cJSON_Delete(j);
+  /* cJSON running out of memory on a well-formed text (its hooks made to
+   * fail after k allocations, for every k until it succeeds) */
+  for (json_allocs_left = 0;; json_allocs_left_reset++) {
+    json_allocs_left = json_allocs_left_reset;
+    cJSON_Hooks h = {failing_malloc, free};
+    cJSON_InitHooks(&h);
+    rlx_status st = rlx_json_parse(ok, strlen(ok), "t.json", &j);
+    cJSON_InitHooks(NULL);
+    if (!st) {
+      cJSON_Delete(j);
+      break;
+    }
+    CHECK_ERR(st, RLX_ERR_OUT_OF_MEMORY, "t.json: out of memory parsing JSON");
+  }
+  CHECK(json_allocs_left_reset > 5);
+}
+
 TEST(st_header_not_json) {
-  /* cJSON places a bad object key one byte late: 'b' is at offset 1 */
-  CHECK_ERR(st_try("{bad", 0), RLX_ERR_FORMAT, "malformed JSON at line 1, column 3 (byte offset 2)");
+  /* the bad object key is at offset 1 (cJSON placed it one byte late) */
+  CHECK_ERR(st_try("{bad", 0), RLX_ERR_FORMAT,
+            "malformed JSON at line 1, column 2 (byte offset 1): an object key must be a string");
   CHECK_ERR(st_try("{bad", 0), RLX_ERR_FORMAT, "safetensors header (bytes 8..12)");
   CHECK_ERR(st_try("{\"w\": [1,,2]}", 0), RLX_ERR_FORMAT, "column 10 (byte offset 9)");
   CHECK_ERR(st_try("{\"w\":{\"dtype\":\"F32\"\n,,}}", 0), RLX_ERR_FORMAT, "malformed JSON at line 2");
@@ -541,7 +604,7 @@ TEST(ir_every_truncation) {
   free(d);
 }
 
-TEST_MAIN(st_valid, st_empty_and_tiny, st_empty_tensor_at_a_boundary, st_open_errors, st_truncated,
+TEST_MAIN(json_strict_and_oom, st_valid, st_empty_and_tiny, st_empty_tensor_at_a_boundary, st_open_errors, st_truncated,
           st_header_length, st_header_not_json, st_bad_dtype, st_bad_shape, st_bad_offsets,
           st_size_mismatch, st_overlap_and_duplicates, st_every_truncation, ir_minimal, ir_weights,
           ir_special_floats_and_big_ints, ir_arguments, ir_bad_arguments, ir_outs,
