@@ -38,7 +38,7 @@ static const binary_map binaries[] = {
 
 /* Makes operand `a` a tensor of dtype t: casts a tensor, or builds a scalar. */
 static int32_t as_tensor(rlx_lower *lw, const rlx_arg *a, int32_t v, rlx_dtype t) {
-  return v >= 0 ? lw_cast(lw, v, t) : lw_scalar_arg(lw, a, t);
+  return v >= 0 ? lw_cast(lw, v, t) : lw_scalar_arg(lw, a, t, "an operand");
 }
 
 int32_t lw_binary(rlx_lower *lw, rlx_binary_kind k, int32_t a, int32_t b) {
@@ -88,7 +88,7 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
     const rlx_arg *al = lw_arg(n, 2, "alpha");
     if ((st = lw_float(lw, n, 2, "alpha", 1.0, &alpha))) return st;
     if (alpha != 1.0) {
-      int32_t s = lw_scalar_arg(lw, al, ct);
+      int32_t s = lw_scalar_arg(lw, al, ct, "argument 'alpha'");
       if (lw_is(n, "rsub")) a = lw_binary(lw, RLX_BINARY_MUL, a, s);
       else b = lw_binary(lw, RLX_BINARY_MUL, b, s);
       if (a < 0 || b < 0) return rlx_last_status();
@@ -310,8 +310,8 @@ rlx_status rlx_lower_signbit(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_dtype t = lw_val(lw, x)->dtype;
   if (t == RLX_DTYPE_BOOL) t = RLX_DTYPE_U8, x = lw_cast(lw, x, t);
   rlx_arg one = {.kind = RLX_ARG_FLOAT, .u.f = 1.0}, zero = {.kind = RLX_ARG_INT, .u.i = 0};
-  int32_t s = rlx_dtype_is_float(t) ? lw_binary(lw, RLX_BINARY_COPYSIGN, lw_scalar_arg(lw, &one, t), x) : x;
-  int32_t z = lw_scalar_arg(lw, &zero, t);
+  int32_t s = rlx_dtype_is_float(t) ? lw_binary(lw, RLX_BINARY_COPYSIGN, lw_scalar_arg(lw, &one, t, "1"), x) : x;
+  int32_t z = lw_scalar_arg(lw, &zero, t, "0");
   if (s < 0 || z < 0) return rlx_last_status();
   return lw_bind(lw, n, lw_binary(lw, RLX_BINARY_LT, s, z));
 }

@@ -37,7 +37,7 @@ rlx_status rlx_lower_index_select(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = need_int_index(lw, idx);
   if (st) return st;
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   if (lw_val(lw, idx)->shape.rank == 0) { /* a 0-d index keeps the axis, with length 1 */
     rlx_shape one = {.rank = 1, .dims = {1}};
     idx = lw_reshape(lw, idx, &one);

@@ -85,6 +85,15 @@ static const rlx_arg *resolve_sym(rlx_lower *lw, const rlx_arg *a) {
   return i < 0 ? a : &lw->scalars[i];
 }
 
+/* " (the unknown symbolic value 's9')" for an unresolved {"sym": ...}, else "". */
+static const char *sym_note(const rlx_arg *a, char *buf, size_t cap) {
+  buf[0] = '\0';
+  if (a && a->kind == RLX_ARG_SYM) snprintf(buf, cap, " (the unknown symbolic value '%.200s')", a->u.s);
+  return buf;
+}
+
+const rlx_arg *lw_resolve(rlx_lower *lw, const rlx_arg *a) { return resolve_sym(lw, a); }
+
 rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v) {
   int32_t id = rlx_strmap_get(&lw->vals, name);
   if (id >= 0) {
@@ -122,36 +131,38 @@ rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const c
 }
 
 rlx_status lw_int(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out) {
-  char lb[64];
+  char lb[64], sb[256];
   const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = a->u.i, RLX_OK;
   if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
   return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be an int%s", arg_label(pos, name, lb, sizeof lb),
-                 a->kind == RLX_ARG_SYM ? " (an unknown symbolic value)" : "");
+                 sym_note(a, sb, sizeof sb));
 }
 
 rlx_status lw_float(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, double def, double *out) {
-  char lb[64];
+  char lb[64], sb[256];
   const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_FLOAT) return *out = a->u.f, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = (double)a->u.i, RLX_OK;
   if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
-  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number", arg_label(pos, name, lb, sizeof lb));
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number%s", arg_label(pos, name, lb, sizeof lb),
+                 sym_note(a, sb, sizeof sb));
 }
 
 rlx_status lw_bool(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, bool def, bool *out) {
-  char lb[64];
+  char lb[64], sb[256];
   const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   if (!a) return *out = def, RLX_OK;
   if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
   if (a->kind == RLX_ARG_INT) return *out = a->u.i != 0, RLX_OK;
-  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a bool", arg_label(pos, name, lb, sizeof lb));
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a bool%s", arg_label(pos, name, lb, sizeof lb),
+                 sym_note(a, sb, sizeof sb));
 }
 
 rlx_status lw_ints(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t *out, int max, int *count) {
-  char lb[64];
+  char lb[64], sb[256];
   const rlx_arg *a = resolve_sym(lw, lw_arg(n, pos, name));
   *count = 0;
   if (!a) return RLX_OK;
@@ -161,14 +172,16 @@ rlx_status lw_ints(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *n
     return RLX_OK;
   }
   if (a->kind != RLX_ARG_LIST)
-    return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a list of ints", arg_label(pos, name, lb, sizeof lb));
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a list of ints%s", arg_label(pos, name, lb, sizeof lb),
+                   sym_note(a, sb, sizeof sb));
   if (a->u.list.n > max)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s has %d entries (at most %d)",
                    arg_label(pos, name, lb, sizeof lb), a->u.list.n, max);
   for (int i = 0; i < a->u.list.n; i++) {
     const rlx_arg *e = resolve_sym(lw, &a->u.list.items[i]);
     if (e->kind != RLX_ARG_INT)
-      return lw_fail(RLX_ERR_UNSUPPORTED, "%s[%d] must be an int", arg_label(pos, name, lb, sizeof lb), i);
+      return lw_fail(RLX_ERR_UNSUPPORTED, "%s[%d] must be an int%s", arg_label(pos, name, lb, sizeof lb), i,
+                     sym_note(e, sb, sizeof sb));
     out[i] = e->u.i;
   }
   *count = a->u.list.n;
@@ -220,9 +233,10 @@ bool lw_out_used(rlx_lower *lw, const rlx_aten_node *n, int k) {
   return mask > 0 && k < 31 && ((mask >> k) & 1);
 }
 
-rlx_status lw_axis(int64_t axis, int rank, int *out) {
+rlx_status lw_axis(int64_t axis, int rank, const char *what, int *out) {
   int a = rlx_axis(axis, RLX_MAX(rank, 1));
-  if (a < 0) return lw_fail(RLX_ERR_SHAPE, "axis %lld is out of range for rank %d", (long long)axis, rank);
+  if (a < 0)
+    return lw_fail(RLX_ERR_SHAPE, "%s: axis %lld is out of range for rank %d", what, (long long)axis, rank);
   *out = a;
   return RLX_OK;
 }
@@ -259,16 +273,98 @@ int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv) {
   return rlx_graph_add_const(lw->g, t, &s, buf);
 }
 
-int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t) {
+int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what) {
   a = resolve_sym(lw, a);
-  switch (a->kind) {
+  int64_t iv;
+  switch (a ? a->kind : RLX_ARG_NONE) {
     case RLX_ARG_INT: return lw_scalar(lw, t, (double)a->u.i, a->u.i);
     case RLX_ARG_BOOL: return lw_scalar(lw, t, a->u.b, a->u.b);
-    case RLX_ARG_FLOAT: return lw_scalar(lw, t, a->u.f, (int64_t)a->u.f);
-    default:
-      rlx_errorf(RLX_ERR_UNSUPPORTED, "expected a number");
+    case RLX_ARG_FLOAT: return lw_f64_to(a->u.f, t, what, &iv) ? -1 : lw_scalar(lw, t, a->u.f, iv);
+    default: {
+      char sb[256];
+      lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number%s", what, sym_note(a, sb, sizeof sb));
       return -1;
+    }
   }
+}
+
+/* ---- hostile numbers ---- */
+
+rlx_status lw_check_range(int64_t v, int64_t lo, int64_t hi, const char *what) {
+  if (v >= lo && v <= hi) return RLX_OK;
+  return lw_fail(RLX_ERR_SHAPE, "%s is %lld; it must be in [%lld, %lld]", what, (long long)v, (long long)lo,
+                 (long long)hi);
+}
+
+rlx_status lw_check_params(const int64_t *v, int n, int64_t lo, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (v[i] < lo || v[i] > RLX_MAX_PARAM)
+      return lw_fail(RLX_ERR_SHAPE, "'%s'[%d] is %lld; it must be in [%lld, 2^31]", name, i, (long long)v[i],
+                     (long long)lo);
+  return RLX_OK;
+}
+
+rlx_status lw_int_in(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t lo,
+                     int64_t hi, int64_t *out) {
+  rlx_status st = lw_int(lw, n, pos, name, def, out);
+  if (st) return st;
+  char lb[64];
+  return lw_check_range(*out, lo, hi, arg_label(pos, name, lb, sizeof lb));
+}
+
+void lw_int_range(rlx_dtype t, int64_t *lo, int64_t *hi) {
+  switch (t) {
+    case RLX_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case RLX_DTYPE_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case RLX_DTYPE_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case RLX_DTYPE_U8: *lo = 0, *hi = UINT8_MAX; break;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+  }
+}
+
+rlx_status lw_f64_to(double v, rlx_dtype t, const char *what, int64_t *iv) {
+  *iv = 0;
+  if (rlx_dtype_is_float(t)) return RLX_OK;
+  if (t == RLX_DTYPE_BOOL) return *iv = v != 0, RLX_OK;
+  int64_t lo, hi;
+  lw_int_range(t, &lo, &hi);
+  /* 2^63 is the first double past INT64_MAX; the narrower bounds are exact */
+  bool ok = t == RLX_DTYPE_I64 ? v >= -9223372036854775808.0 && v < 9223372036854775808.0
+                               : v >= (double)lo && v <= (double)hi;
+  if (!ok)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s (%g) cannot be converted to %s without overflow", what, v,
+                   rlx_dtype_name(t));
+  *iv = (int64_t)v;
+  return RLX_OK;
+}
+
+rlx_status lw_fill_value(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what, double *v, int64_t *iv) {
+  a = resolve_sym(lw, a);
+  switch (a ? a->kind : RLX_ARG_NONE) {
+    case RLX_ARG_FLOAT: *v = a->u.f; return lw_f64_to(a->u.f, t, what, iv);
+    case RLX_ARG_BOOL: *v = a->u.b, *iv = a->u.b; return RLX_OK;
+    case RLX_ARG_INT: break;
+    default: {
+      char sb[256];
+      return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number%s", what, sym_note(a, sb, sizeof sb));
+    }
+  }
+  *v = (double)a->u.i, *iv = a->u.i;
+  if (t == RLX_DTYPE_BOOL) return *iv = a->u.i != 0, RLX_OK;
+  if (rlx_dtype_is_float(t)) return RLX_OK;
+  int64_t lo, hi;
+  lw_int_range(t, &lo, &hi);
+  if (t == RLX_DTYPE_U8) lo = -hi; /* torch lets negative ints wrap into unsigned types */
+  if (a->u.i < lo || a->u.i > hi)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s (%lld) cannot be converted to %s without overflow", what,
+                   (long long)a->u.i, rlx_dtype_name(t));
+  return RLX_OK;
+}
+
+int32_t lw_fill_scalar(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what) {
+  double v;
+  int64_t iv;
+  return lw_fill_value(lw, a, t, what, &v, &iv) ? -1 : lw_scalar(lw, t, v, iv);
 }
 
 static rlx_status check_type(const rlx_aten_node *n, int k, const rlx_value *v, const rlx_tinfo *t) {
@@ -287,6 +383,9 @@ rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v) {
 }
 
 rlx_status lw_bind_multi(rlx_lower *lw, const rlx_aten_node *n, const int32_t *v, int count) {
+  for (int k = 0; k < count; k++) /* torch records the type of every tensor output; a used one needs it */
+    if (lw_out_used(lw, n, k) && !lw_out(n, k))
+      return lw_fail(RLX_ERR_FORMAT, "output %d is used but its type is not recorded", k);
   for (int k = 0; k < count; k++) {
     if (v[k] < 0) continue;
     rlx_status st = check_type(n, k, lw_val(lw, v[k]), lw_out(n, k));
@@ -351,8 +450,8 @@ rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_
     op->kind = a->kind;
     return RLX_OK;
   }
-  return lw_fail(RLX_ERR_UNSUPPORTED, "an operand must be a tensor or a number%s",
-                 a->kind == RLX_ARG_SYM ? " (symbolic values are not supported yet)" : "");
+  char sb[256];
+  return lw_fail(RLX_ERR_UNSUPPORTED, "an operand must be a tensor or a number%s", sym_note(a, sb, sizeof sb));
 }
 
 /* ---- scalar-valued nodes ---- */
@@ -457,8 +556,10 @@ static rlx_status lower_getitem(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_fail(RLX_ERR_FORMAT, "_getitem index %lld out of range for '%s' (%d outputs)",
                    (long long)k, parent, lw->n_outs[m]);
   int32_t v = lw->outs[m][k];
-  if (v < 0) /* fine unless something uses it (lw_ref reports that) */
+  if (v < 0) { /* fine unless something uses it (lw_ref reports that) */
+    if (m > INT32_MAX >> 8) return lw_fail(RLX_ERR_UNSUPPORTED, "more than 2^23 multi-output nodes");
     return rlx_strmap_put(&lw->missing, n->id, m << 8 | (int32_t)(k & 0xff));
+  }
   return lw_bind(lw, n, v);
 }
 
@@ -489,8 +590,8 @@ static rlx_status add_outputs(rlx_lower *lw) {
                     : a->kind == RLX_ARG_BOOL ? RLX_DTYPE_BOOL : RLX_DTYPE_I64;
       if (a->kind != RLX_ARG_FLOAT && a->kind != RLX_ARG_BOOL && a->kind != RLX_ARG_INT)
         return rlx_errorf(RLX_ERR_UNSUPPORTED, "output %d: constant outputs must be numbers", i);
-      v = lw_scalar_arg(lw, a, t);
-      if (v < 0) return RLX_ERR_OUT_OF_MEMORY;
+      v = lw_scalar_arg(lw, a, t, "the constant");
+      if (v < 0) return rlx_last_status();
     } else {
       rlx_status st = lw_ref(lw, o->ref, &v);
       if (st) {

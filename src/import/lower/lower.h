@@ -69,6 +69,9 @@ rlx_status lw_fail(rlx_status s, const char *fmt, ...) RLX_PRINTF(2, 3);
  * naming the argument. A symbolic scalar ({"sym": name}) reads the value the
  * exporter recorded for it: shapes are specialized to the example inputs. */
 const rlx_arg *lw_arg(const rlx_aten_node *n, int pos, const char *name);
+/* a, or the recorded value of a symbolic scalar ({"sym": name}) when there
+ * is one (a is returned unchanged when not). */
+const rlx_arg *lw_resolve(rlx_lower *lw, const rlx_arg *a);
 rlx_status lw_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
 rlx_status lw_opt_tensor(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int32_t *v);
 rlx_status lw_int(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t *out);
@@ -101,8 +104,56 @@ int32_t lw_reshape(rlx_lower *lw, int32_t v, const rlx_shape *s);
 int32_t lw_binary(rlx_lower *lw, rlx_binary_kind k, int32_t a, int32_t b);
 /* A constant scalar (rank 0) of dtype t holding v (ints use iv exactly). */
 int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv);
-/* A Python-scalar argument as a rank-0 constant of dtype t. */
-int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t);
+/* A Python-scalar argument (an operand of arithmetic) as a rank-0 constant
+ * of dtype t. An int converts to a narrower integer dtype by wrapping, as
+ * torch's wrapped scalars do; a float converts to an integer dtype only when
+ * in range (lw_f64_to), else the error names `what` ("argument 'other'"). */
+int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what);
+
+/* ---- hostile numbers: every int and float argument may be anything ---- */
+
+/* int64 arithmetic on values read from the file: an overflow clears *ok
+ * (which stays cleared), so a handler can compute a size and reject it once. */
+static inline int64_t lw_add64(int64_t a, int64_t b, bool *ok) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) *ok = false, r = 0;
+  return r;
+}
+static inline int64_t lw_sub64(int64_t a, int64_t b, bool *ok) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) *ok = false, r = 0;
+  return r;
+}
+static inline int64_t lw_mul64(int64_t a, int64_t b, bool *ok) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) *ok = false, r = 0;
+  return r;
+}
+
+/* Fails with RLX_ERR_SHAPE unless lo <= v <= hi, naming `what`. */
+rlx_status lw_check_range(int64_t v, int64_t lo, int64_t hi, const char *what);
+/* An op parameter (kernel size, stride, padding, dilation, groups, ...) must
+ * lie in [lo, RLX_MAX_PARAM]: entry i of the `n` values v of argument `name`. */
+rlx_status lw_check_params(const int64_t *v, int n, int64_t lo, const char *name);
+/* An int argument that must lie in [lo, hi] (the error names it). */
+rlx_status lw_int_in(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int64_t def, int64_t lo,
+                     int64_t hi, int64_t *out);
+
+/* The range of an integer dtype (int64's for the others). */
+void lw_int_range(rlx_dtype t, int64_t *lo, int64_t *hi);
+/* v as an element of dtype t, as torch's checked scalar conversion
+ * (c10::checked_convert): for an integer dtype v must lie in the dtype's
+ * range (NaN and the infinities never do) and *iv gets it truncated toward
+ * zero; bool takes any value (*iv = v != 0); a float dtype takes any value
+ * (*iv = 0). The error (RLX_ERR_UNSUPPORTED) names `what`. */
+rlx_status lw_f64_to(double v, rlx_dtype t, const char *what, int64_t *iv);
+/* A fill value (full, fill_, masked_fill, constant pads, scatter's value)
+ * as dtype t, converted as torch converts one: also an int must fit an
+ * integer dtype (an unsigned one takes negative ints down to -max, which
+ * wrap, as torch). *v gets the value as a double, *iv the exact integer. */
+rlx_status lw_fill_value(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what, double *v, int64_t *iv);
+/* The fill value as a rank-0 constant of dtype t (-1 on error). */
+int32_t lw_fill_scalar(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what);
 
 /* Binds the node's (single) result, checking it against the recorded type. */
 rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v);
@@ -120,7 +171,8 @@ rlx_dtype lw_result_type(const lw_operand *ops, int n);
 /* Describes argument `a` (a tensor ref or a scalar) as an operand. */
 rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_t *v);
 
-/* Normalizes axis against rank or fails naming the node. */
-rlx_status lw_axis(int64_t axis, int rank, int *out);
+/* Normalizes axis against rank (a 0-d tensor takes -1 and 0) or fails
+ * naming `what` ("argument 'dim'"). */
+rlx_status lw_axis(int64_t axis, int rank, const char *what, int *out);
 
 #endif /* RLX_LOWER_H */

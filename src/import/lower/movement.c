@@ -45,7 +45,7 @@ rlx_status rlx_lower_flip(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_params p = {.flip = {.axes = 0}};
   for (int i = 0; i < cnt; i++) {
     int a;
-    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, &a))) return st;
+    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, "argument 'dims'", &a))) return st;
     if (lw_val(lw, x)->shape.rank) p.flip.axes |= 1u << a;
   }
   if (!p.flip.axes) return lw_bind(lw, n, x);
@@ -71,7 +71,7 @@ rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
   if (ns != nd) return lw_fail(RLX_ERR_SHAPE, "roll: %d shifts for %d dims", ns, nd);
   for (int i = 0; i < nd && x >= 0; i++) {
     int a;
-    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, &a))) return st;
+    if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, "argument 'dims'", &a))) return st;
     int64_t d = lw_val(lw, x)->shape.dims[a];
     if (d == 0) continue;
     int64_t s = ((shifts[i] % d) + d) % d;
@@ -158,7 +158,7 @@ rlx_status rlx_lower_unfold(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int r = xv->shape.rank, a;
-  if ((st = lw_axis(dim, r, &a))) return st;
+  if ((st = lw_axis(dim, r, "argument 'dimension'", &a))) return st;
   int64_t D = r ? xv->shape.dims[a] : 1;
   if (size < 0 || step < 1 || size > D) return lw_fail(RLX_ERR_SHAPE, "unfold size %lld step %lld of %lld",
                                                       (long long)size, (long long)step, (long long)D);
@@ -194,7 +194,7 @@ rlx_status rlx_lower_diagonal(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int r = xv->shape.rank, a1, a2;
-  if ((st = lw_axis(d1, r, &a1)) || (st = lw_axis(d2, r, &a2))) return st;
+  if ((st = lw_axis(d1, r, "argument 'dim1'", &a1)) || (st = lw_axis(d2, r, "argument 'dim2'", &a2))) return st;
   if (a1 == a2) return lw_fail(RLX_ERR_SHAPE, "diagonal dims must differ");
   int64_t D1 = xv->shape.dims[a1], D2 = xv->shape.dims[a2];
   int64_t L = off >= 0 ? RLX_MAX(0, RLX_MIN(D1, D2 - off)) : RLX_MAX(0, RLX_MIN(D1 + off, D2));
@@ -303,7 +303,7 @@ rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   }
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank, a;
-  if ((st = lw_axis(dim, r, &a))) return st;
+  if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   bool want_values = !lw_is(n, "argsort");
   rlx_params p = {.sort = {.axis = a, .descending = desc}};
   int32_t k_node = lw_emit_node(lw, RLX_OP_SORT, &p, &x, 1, 2);
@@ -334,7 +334,7 @@ rlx_status rlx_lower_fill(rlx_lower *lw, const rlx_aten_node *n) {
   lw_operand op;
   int32_t vv;
   if ((st = lw_operand_of(lw, v, &op, &vv))) return st;
-  int32_t y = vv >= 0 ? lw_cast(lw, vv, t->dtype) : lw_scalar_arg(lw, v, t->dtype);
+  int32_t y = vv >= 0 ? lw_cast(lw, vv, t->dtype) : lw_scalar_arg(lw, v, t->dtype, "argument 'value'");
   if (y < 0) return rlx_last_status();
   if (!rlx_shape_eq(&lw_val(lw, y)->shape, &t->shape)) {
     rlx_params p = {.shape = {.shape = t->shape}};

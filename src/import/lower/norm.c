@@ -203,7 +203,7 @@ rlx_status rlx_lower_softmax(rlx_lower *lw, const rlx_aten_node *n) {
   x = lw_cast(lw, x, ot); /* dtype= / half_to_float cast the input first */
   if (x < 0) return rlx_last_status();
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   rlx_params p = {.softmax = {.axis = a, .log = lw_is(n, "log_softmax") || lw_is(n, "_log_softmax")}};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_SOFTMAX, &p, &x, 1));
 }

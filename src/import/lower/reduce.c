@@ -20,7 +20,7 @@ static rlx_status axes_mask(rlx_lower *lw, const rlx_aten_node *n, int pos, cons
   }
   for (int i = 0; i < cnt; i++) {
     int a;
-    if ((st = lw_axis(dims[i], rank, &a))) return st;
+    if ((st = lw_axis(dims[i], rank, "argument 'dim'", &a))) return st;
     if (rank) *mask |= 1u << a;
   }
   return RLX_OK;
@@ -106,7 +106,7 @@ rlx_status rlx_lower_minmax(rlx_lower *lw, const rlx_aten_node *n) {
   bool keepdim;
   if ((st = lw_int(lw, n, 1, "dim", 0, &dim)) || (st = lw_bool(lw, n, 2, "keepdim", false, &keepdim))) return st;
   int a;
-  if ((st = lw_axis(dim, rank, &a))) return st;
+  if ((st = lw_axis(dim, rank, "argument 'dim'", &a))) return st;
   int32_t outs[2];
   outs[0] = emit_reduce(lw, x, k, rank ? 1u << a : 0, keepdim, 0);
   outs[1] = -1;
@@ -127,7 +127,7 @@ rlx_status rlx_lower_argreduce(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_bool(lw, n, 2, "keepdim", false, &keepdim);
   if (st) return st;
   int rank = lw_val(lw, x)->shape.rank, a = -1;
-  if (dim != INT64_MIN && rank > 0 && (st = lw_axis(dim, rank, &a))) return st;
+  if (dim != INT64_MIN && rank > 0 && (st = lw_axis(dim, rank, "argument 'dim'", &a))) return st;
   rlx_params p = {.arg_reduce = {.is_max = lw_is(n, "argmax"), .axis = a, .keepdim = keepdim && a >= 0}};
   if (dim == INT64_MIN && keepdim) p.arg_reduce.keepdim = true; /* all axes kept as 1 */
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_ARG_REDUCE, &p, &x, 1));
@@ -144,7 +144,7 @@ rlx_status rlx_lower_scan(rlx_lower *lw, const rlx_aten_node *n) {
   if (dt >= 0) x = lw_cast(lw, x, (rlx_dtype)dt);
   if (x < 0) return rlx_last_status();
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   rlx_params p = {.scan = {.axis = a, .prod = lw_is(n, "cumprod")}};
   int32_t y = lw_emit(lw, RLX_OP_SCAN, &p, &x, 1);
   const rlx_tinfo *t = lw_out(n, 0);

@@ -22,7 +22,7 @@ rlx_status rlx_lower_gather(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = need_index(lw, idx);
   if (st) return st;
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   rlx_params p = {.scatter = {.axis = a}};
   int32_t in[2] = {x, idx};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_GATHER_ELEMENTS, &p, in, 2));
@@ -59,7 +59,7 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if ((st = lw_operand_of(lw, sa, &op, &src))) return st;
   if (src < 0) { /* a scalar value: a constant tensor of the index's shape */
     rlx_params fp = {.shape = {.shape = lw_val(lw, idx)->shape}};
-    int32_t s0 = lw_scalar_arg(lw, sa, t);
+    int32_t s0 = lw_scalar_arg(lw, sa, t, "argument 'value'");
     src = s0 < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &fp, &s0, 1);
   } else {
     src = lw_cast(lw, src, t);
@@ -77,7 +77,7 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
       return st;
   }
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   p.scatter.axis = a;
   int32_t in[3] = {x, idx, src};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
@@ -146,7 +146,7 @@ rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int a;
-  if ((st = lw_axis(dim, xv->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t D = xv->shape.dims[a];
   if (select) {
     if ((st = lw_int(lw, n, 3, "index", 0, &start))) return st;

@@ -81,7 +81,7 @@ rlx_status rlx_lower_permute(rlx_lower *lw, const rlx_aten_node *n) {
   if (cnt != r) return lw_fail(RLX_ERR_SHAPE, "permute of a rank-%d tensor with %d dims", r, cnt);
   for (int i = 0; i < r; i++) {
     int a;
-    if ((st = lw_axis(dims[i], r, &a))) return st;
+    if ((st = lw_axis(dims[i], r, "argument 'dims'", &a))) return st;
     perm[i] = a;
   }
   return emit_permute(lw, n, x, perm);
@@ -102,7 +102,7 @@ rlx_status rlx_lower_transpose(rlx_lower *lw, const rlx_aten_node *n) {
   }
   if (r < 2) return lw_bind(lw, n, x);
   int a, b;
-  if ((st = lw_axis(d0, r, &a)) || (st = lw_axis(d1, r, &b))) return st;
+  if ((st = lw_axis(d0, r, "argument 'dim0'", &a)) || (st = lw_axis(d1, r, "argument 'dim1'", &b))) return st;
   perm[a] = b;
   perm[b] = a;
   return emit_permute(lw, n, x, perm);
@@ -140,7 +140,7 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   int r = lw_val(lw, x)->shape.rank;
   if ((st = lw_int(lw, n, 1, "dim", 0, &dim))) return st;
   int a;
-  if ((st = lw_axis(dim, r, &a))) return st;
+  if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   if (lw_is(n, "narrow")) {
     int64_t len;
     if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "length", 0, &len))) return st;
@@ -168,7 +168,7 @@ rlx_status rlx_lower_select(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int a;
-  if ((st = lw_axis(dim, xv->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t d = xv->shape.dims[a];
   if (idx < -d || idx >= d)
     return lw_fail(RLX_ERR_SHAPE, "select index %lld is out of range for a dim of size %lld",
@@ -202,7 +202,7 @@ rlx_status rlx_lower_cat(rlx_lower *lw, const rlx_aten_node *n) {
   if (!kept) return lw_fail(RLX_ERR_SHAPE, "cat of only empty tensors");
   if (kept == 1) return lw_bind(lw, n, xs[0]);
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, xs[0])->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, xs[0])->shape.rank, "argument 'dim'", &a))) return st;
   rlx_params p = {.axis = {.axis = a}};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_CONCAT, &p, xs, kept));
 }
@@ -217,7 +217,7 @@ rlx_status rlx_lower_stack(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t || !cnt) return lw_fail(RLX_ERR_FORMAT, "stack needs tensors and a recorded output");
   int a;
-  if ((st = lw_axis(dim, t->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, t->shape.rank, "argument 'dim'", &a))) return st;
   for (int i = 0; i < cnt; i++) {
     rlx_shape s = t->shape;
     s.dims[a] = 1;
@@ -239,7 +239,7 @@ rlx_status rlx_lower_split(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   if (n->out_kind != RLX_OUT_LIST) return lw_fail(RLX_ERR_FORMAT, "split must record a list of outputs");
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
   int32_t *outs = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(n->n_outs + 1));
   if (!outs) return RLX_ERR_OUT_OF_MEMORY;
   int64_t off = 0;
@@ -263,7 +263,7 @@ rlx_status rlx_lower_unbind(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   int a;
-  if ((st = lw_axis(dim, xv->shape.rank, &a))) return st;
+  if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t d = xv->shape.dims[a];
   int32_t *outs = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(d + 1));
   if (!outs) return RLX_ERR_OUT_OF_MEMORY;
