@@ -30,6 +30,7 @@ rlx_status rlx_lower_dropout(rlx_lower *lw, const rlx_aten_node *n) {
     int32_t outs[2] = {x, -1};
     if (lw_out_used(lw, n, 1)) {
       const rlx_tinfo *t = lw_out(n, 1);
+      if (!t) return lw_fail(RLX_ERR_FORMAT, "output 1 (the mask) is used but its type is not recorded");
       rlx_params p = {.full = {.dtype = RLX_DTYPE_BOOL, .shape = t->shape, .value = 1, .ivalue = 1}};
       outs[1] = lw_emit(lw, RLX_OP_FULL, &p, NULL, 0);
     }
@@ -47,7 +48,87 @@ rlx_status rlx_lower_to_copy(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_cast(lw, x, t->dtype));
 }
 
-/* Every view-like op: the target shape is the one torch recorded. */
+/* A size list argument of view / reshape / unflatten (a single int counts as
+ * a list of one), checked as torch's infer_size: entries >= -1, at most one
+ * -1, standing for numel / (the product of the others), which must be a
+ * whole non-zero division. When every entry is known (symbolic entries
+ * without a recorded value are not) the resulting dims must be the `want`
+ * ones torch recorded. `what` names the argument. */
+static rlx_status check_sizes(rlx_lower *lw, const rlx_arg *a, const char *what, int64_t numel,
+                              const int64_t *want, int want_n) {
+  a = lw_resolve(lw, a);
+  if (!a || (a->kind != RLX_ARG_LIST && a->kind != RLX_ARG_INT)) return RLX_OK;
+  int cnt = a->kind == RLX_ARG_INT ? 1 : a->u.list.n, infer = -1;
+  bool known = true, ok = true;
+  int64_t prod = 1, dims[RLX_MAX_RANK];
+  for (int i = 0; i < cnt; i++) {
+    const rlx_arg *e = a->kind == RLX_ARG_INT ? a : lw_resolve(lw, &a->u.list.items[i]);
+    if (e->kind != RLX_ARG_INT) {
+      known = false;
+      continue;
+    }
+    int64_t v = e->u.i;
+    if (v < -1) return lw_fail(RLX_ERR_SHAPE, "%s[%d] is %lld; a size must be >= -1", what, i, (long long)v);
+    if (v == -1 && infer >= 0)
+      return lw_fail(RLX_ERR_SHAPE, "%s has -1 at [%d] and [%d]; only one size can be inferred", what, infer, i);
+    if (v == -1) infer = i;
+    else prod = lw_mul64(prod, v, &ok);
+    if (i < RLX_MAX_RANK) dims[i] = v;
+  }
+  if (!ok) return lw_fail(RLX_ERR_SHAPE, "the product of %s overflows", what);
+  if (!known) return RLX_OK;
+  if (infer >= 0 && prod == 0)
+    return lw_fail(RLX_ERR_SHAPE, "%s: the -1 at [%d] is ambiguous next to a zero size (%lld elements)", what,
+                   infer, (long long)numel);
+  if (infer >= 0 ? numel % prod != 0 : numel != prod)
+    return lw_fail(RLX_ERR_SHAPE, "%s does not fit %lld elements", what, (long long)numel);
+  if (infer >= 0 && infer < RLX_MAX_RANK) dims[infer] = numel / prod;
+  bool same = cnt == want_n;
+  for (int i = 0; same && i < cnt; i++) same = dims[i] == want[i];
+  if (!same) return lw_fail(RLX_ERR_SHAPE, "%s disagrees with the shape torch recorded", what);
+  return RLX_OK;
+}
+
+/* Checks the dims arguments of unsqueeze / squeeze / flatten / unflatten /
+ * view / reshape against the input shape xs and the recorded output rs. */
+static rlx_status check_view_args(rlx_lower *lw, const rlx_aten_node *n, const rlx_shape *xs, const rlx_shape *rs) {
+  int r = xs->rank, r1 = RLX_MAX(r, 1);
+  int64_t numel = rlx_shape_numel(xs), d;
+  rlx_status st = RLX_OK;
+  if (lw_is(n, "unsqueeze") || lw_is(n, "unsqueeze_copy"))
+    return lw_int_in(lw, n, 1, "dim", 0, -(int64_t)r - 1, r, &d);
+  if (lw_is(n, "squeeze") || lw_is(n, "squeeze_copy")) {
+    int64_t dims[RLX_MAX_RANK];
+    int cnt;
+    if ((st = lw_ints(lw, n, 1, "dim", dims, RLX_MAX_RANK, &cnt))) return st;
+    for (int i = 0; i < cnt && !st; i++) st = lw_check_range(dims[i], -r1, r1 - 1, "argument 'dim'");
+    return st;
+  }
+  if (lw_is(n, "flatten")) {
+    int64_t s, e;
+    if ((st = lw_int_in(lw, n, 1, "start_dim", 0, -r1, r1 - 1, &s)) ||
+        (st = lw_int_in(lw, n, 2, "end_dim", -1, -r1, r1 - 1, &e)))
+      return st;
+    if ((s < 0 ? s + r1 : s) > (e < 0 ? e + r1 : e))
+      return lw_fail(RLX_ERR_SHAPE, "flatten: 'start_dim' %lld comes after 'end_dim' %lld", (long long)s,
+                     (long long)e);
+    return RLX_OK;
+  }
+  if (lw_is(n, "unflatten")) {
+    if ((st = lw_int_in(lw, n, 1, "dim", 0, -r1, r1 - 1, &d))) return st;
+    int a = r ? (int)(d < 0 ? d + r : d) : 0, k = rs->rank - r + 1; /* the recorded sizes start at a */
+    if (k < 0 || a + k > rs->rank) return RLX_OK; /* lw_bind reports the shape */
+    return check_sizes(lw, lw_arg(n, 2, "sizes"), "argument 'sizes'", r ? xs->dims[a] : 1, rs->dims + a, k);
+  }
+  if (lw_is(n, "view") || lw_is(n, "_unsafe_view") || lw_is(n, "view_copy") || lw_is(n, "_reshape_alias"))
+    return check_sizes(lw, lw_arg(n, 1, "size"), "argument 'size'", numel, rs->dims, rs->rank);
+  if (lw_is(n, "reshape"))
+    return check_sizes(lw, lw_arg(n, 1, "shape"), "argument 'shape'", numel, rs->dims, rs->rank);
+  return RLX_OK;
+}
+
+/* Every view-like op: the target shape is the one torch recorded, after the
+ * size and dim arguments are checked as torch checks them. */
 rlx_status rlx_lower_reshape(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
@@ -56,6 +137,8 @@ rlx_status rlx_lower_reshape(rlx_lower *lw, const rlx_aten_node *n) {
   if (!t) return lw_fail(RLX_ERR_FORMAT, "the output shape is not recorded");
   if (lw_val(lw, x)->dtype != t->dtype)
     return lw_fail(RLX_ERR_SHAPE, "a view cannot change the dtype");
+  const rlx_shape xs = lw_val(lw, x)->shape;
+  if ((st = check_view_args(lw, n, &xs, &t->shape))) return st;
   return lw_bind(lw, n, lw_reshape(lw, x, &t->shape));
 }
 
@@ -79,9 +162,12 @@ rlx_status rlx_lower_permute(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
   if (cnt != r) return lw_fail(RLX_ERR_SHAPE, "permute of a rank-%d tensor with %d dims", r, cnt);
+  uint32_t seen = 0;
   for (int i = 0; i < r; i++) {
     int a;
     if ((st = lw_axis(dims[i], r, "argument 'dims'", &a))) return st;
+    if ((seen >> a) & 1) return lw_fail(RLX_ERR_SHAPE, "'dims'[%d] repeats axis %d", i, a);
+    seen |= 1u << a;
     perm[i] = a;
   }
   return emit_permute(lw, n, x, perm);
@@ -99,6 +185,8 @@ rlx_status rlx_lower_transpose(rlx_lower *lw, const rlx_aten_node *n) {
   } else if (lw_is(n, "numpy_T")) {
     for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
     return emit_permute(lw, n, x, perm);
+  } else if (r > 2) {
+    return lw_fail(RLX_ERR_SHAPE, "t() needs a tensor of rank <= 2, got rank %d", r);
   }
   if (r < 2) return lw_bind(lw, n, x);
   int a, b;
@@ -108,12 +196,41 @@ rlx_status rlx_lower_transpose(rlx_lower *lw, const rlx_aten_node *n) {
   return emit_permute(lw, n, x, perm);
 }
 
+/* The size argument of expand / broadcast_to, checked as torch does: -1
+ * keeps an existing dim (never a new leading one), other entries are >= 0;
+ * when every entry is known it must give the recorded shape rs. */
+static rlx_status check_expand_size(rlx_lower *lw, const rlx_aten_node *n, const rlx_shape *xs, const rlx_shape *rs) {
+  const rlx_arg *a = lw_resolve(lw, lw_arg(n, 1, "size"));
+  if (!a || a->kind != RLX_ARG_LIST) return RLX_OK;
+  int cnt = a->u.list.n, lead = cnt - xs->rank;
+  if (lead < 0)
+    return lw_fail(RLX_ERR_SHAPE, "argument 'size' has %d entries for a rank-%d tensor", cnt, xs->rank);
+  bool known = true, same = cnt == rs->rank;
+  for (int i = 0; i < cnt; i++) {
+    const rlx_arg *e = lw_resolve(lw, &a->u.list.items[i]);
+    if (e->kind != RLX_ARG_INT) {
+      known = false;
+      continue;
+    }
+    int64_t v = e->u.i;
+    if (v < -1 || (v == -1 && i < lead))
+      return lw_fail(RLX_ERR_SHAPE, "argument 'size'[%d] is %lld; it must be >= 0%s", i, (long long)v,
+                     i < lead ? " (a new leading dim cannot be -1)" : ", or -1 to keep the dim");
+    if (same && (v == -1 ? xs->dims[i - lead] : v) != rs->dims[i]) same = false;
+  }
+  if (known && !same) return lw_fail(RLX_ERR_SHAPE, "argument 'size' disagrees with the shape torch recorded");
+  return RLX_OK;
+}
+
 rlx_status rlx_lower_expand(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t) return lw_fail(RLX_ERR_FORMAT, "the output shape is not recorded");
+  if ((lw_is(n, "expand") || lw_is(n, "expand_copy") || lw_is(n, "broadcast_to")) &&
+      (st = check_expand_size(lw, n, &lw_val(lw, x)->shape, &t->shape)))
+    return st;
   if (rlx_shape_eq(&lw_val(lw, x)->shape, &t->shape)) return lw_bind(lw, n, x);
   rlx_params p = {.shape = {.shape = t->shape}};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_EXPAND, &p, &x, 1));
@@ -139,6 +256,7 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
   if ((st = lw_int(lw, n, 1, "dim", 0, &dim))) return st;
+  if (r == 0) return lw_fail(RLX_ERR_SHAPE, "cannot slice a 0-d tensor");
   int a;
   if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   if (lw_is(n, "narrow")) {
@@ -167,6 +285,7 @@ rlx_status rlx_lower_select(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 2, "index", 0, &idx);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
+  if (xv->shape.rank == 0) return lw_fail(RLX_ERR_SHAPE, "select of a 0-d tensor");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t d = xv->shape.dims[a];
@@ -218,6 +337,20 @@ rlx_status rlx_lower_stack(rlx_lower *lw, const rlx_aten_node *n) {
   if (!t || !cnt) return lw_fail(RLX_ERR_FORMAT, "stack needs tensors and a recorded output");
   int a;
   if ((st = lw_axis(dim, t->shape.rank, "argument 'dim'", &a))) return st;
+  if (t->shape.dims[a] != cnt)
+    return lw_fail(RLX_ERR_SHAPE, "stack of %d tensors recorded with %lld along dim %d", cnt,
+                   (long long)t->shape.dims[a], a);
+  for (int i = 0; i < cnt; i++) { /* torch: every tensor has the shape of the result without dim a */
+    if (xs[i] < 0) return lw_fail(RLX_ERR_FORMAT, "stack of a None tensor");
+    const rlx_shape *is = &lw_val(lw, xs[i])->shape;
+    bool same = is->rank == t->shape.rank - 1;
+    for (int k = 0; same && k < is->rank; k++) same = is->dims[k] == t->shape.dims[k < a ? k : k + 1];
+    if (!same) {
+      char b1[128], b2[128];
+      return lw_fail(RLX_ERR_SHAPE, "stack: tensor %d is %s, which the recorded result %s without dim %d is not",
+                     i, rlx_shape_str(is, b1, sizeof b1), rlx_shape_str(&t->shape, b2, sizeof b2), a);
+    }
+  }
   for (int i = 0; i < cnt; i++) {
     rlx_shape s = t->shape;
     s.dims[a] = 1;
@@ -229,8 +362,38 @@ rlx_status rlx_lower_stack(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_CONCAT, &p, xs, cnt));
 }
 
+/* The split arguments, checked as torch checks them: split's size >= 0
+ * (0 only for an empty dim), split_with_sizes' sizes >= 0, chunk's count and
+ * tensor_split's section count >= 1. */
+static rlx_status check_split_args(rlx_lower *lw, const rlx_aten_node *n, int64_t d) {
+  int64_t v;
+  rlx_status st = RLX_OK;
+  if (lw_is(n, "chunk")) return lw_int_in(lw, n, 1, "chunks", 1, 1, INT64_MAX, &v);
+  if (lw_is(n, "tensor_split")) {
+    const rlx_arg *a = lw_resolve(lw, lw_arg(n, 1, "sections"));
+    return a && a->kind == RLX_ARG_INT ? lw_check_range(a->u.i, 1, INT64_MAX, "argument 'sections'") : RLX_OK;
+  }
+  const rlx_arg *a = lw_resolve(lw, lw_arg(n, 1, "split_size"));
+  if (!a) a = lw_resolve(lw, lw_arg(n, 1, "split_sizes"));
+  if (a && a->kind == RLX_ARG_INT) {
+    if ((st = lw_check_range(a->u.i, 0, INT64_MAX, "argument 'split_size'"))) return st;
+    if (a->u.i == 0 && d > 0) return lw_fail(RLX_ERR_SHAPE, "argument 'split_size' is 0 for a dim of size %lld",
+                                             (long long)d);
+  } else if (a && a->kind == RLX_ARG_LIST) {
+    for (int i = 0; i < a->u.list.n; i++) {
+      const rlx_arg *e = lw_resolve(lw, &a->u.list.items[i]);
+      if (e->kind == RLX_ARG_INT && e->u.i < 0)
+        return lw_fail(RLX_ERR_SHAPE, "argument 'split_sizes'[%d] is %lld; sizes must be >= 0", i,
+                       (long long)e->u.i);
+    }
+  }
+  return RLX_OK;
+}
+
 /* split / split_with_sizes / chunk / tensor_split: piece sizes come from the
- * recorded output shapes; each piece is a slice. */
+ * recorded output shapes, which must tile the dim; each piece is a slice.
+ * tensor_split with indices starts piece k at indices[k-1] (clamped), so its
+ * pieces may overlap. */
 rlx_status rlx_lower_split(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim;
@@ -238,20 +401,45 @@ rlx_status rlx_lower_split(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 2, "dim", 0, &dim);
   if (st) return st;
   if (n->out_kind != RLX_OUT_LIST) return lw_fail(RLX_ERR_FORMAT, "split must record a list of outputs");
+  const rlx_shape xs = lw_val(lw, x)->shape;
+  if (xs.rank == 0) return lw_fail(RLX_ERR_SHAPE, "cannot split a 0-d tensor");
   int a;
-  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
+  if ((st = lw_axis(dim, xs.rank, "argument 'dim'", &a))) return st;
+  int64_t d = xs.dims[a];
+  if ((st = check_split_args(lw, n, d))) return st;
+  const rlx_arg *ix = NULL;
+  if (lw_is(n, "tensor_split") && !strcmp(lw_overload(n), "indices")) {
+    ix = lw_resolve(lw, lw_arg(n, 1, "indices"));
+    if (!ix || ix->kind != RLX_ARG_LIST || ix->u.list.n + 1 != n->n_outs)
+      return lw_fail(RLX_ERR_FORMAT, "tensor_split needs a list of indices, one fewer than its %d outputs",
+                     n->n_outs);
+  }
   int32_t *outs = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(n->n_outs + 1));
   if (!outs) return RLX_ERR_OUT_OF_MEMORY;
   int64_t off = 0;
+  bool ok = true;
   for (int k = 0; k < n->n_outs; k++) {
     const rlx_tinfo *t = lw_out(n, k);
-    if (!t || t->shape.rank != lw_val(lw, x)->shape.rank)
+    if (!t || t->shape.rank != xs.rank)
       return lw_fail(RLX_ERR_FORMAT, "split output %d has no usable recorded shape", k);
     int64_t len = t->shape.dims[a];
-    outs[k] = emit_slice(lw, x, a, off, off + len, 1);
+    if (ix && k > 0) { /* a Python slice start: negative counts from the end, then clamped */
+      const rlx_arg *e = lw_resolve(lw, &ix->u.list.items[k - 1]);
+      if (e->kind != RLX_ARG_INT) return lw_fail(RLX_ERR_UNSUPPORTED, "argument 'indices'[%d] must be an int", k - 1);
+      off = e->u.i < 0 ? e->u.i + d : e->u.i;
+      off = RLX_MIN(RLX_MAX(off, 0), d);
+    }
+    int64_t end = lw_add64(off, len, &ok);
+    if (!ok || end > d)
+      return lw_fail(RLX_ERR_SHAPE, "split output %d ([%lld, %lld + %lld)) runs past the dim of size %lld", k,
+                     (long long)off, (long long)off, (long long)len, (long long)d);
+    outs[k] = emit_slice(lw, x, a, off, end, 1);
     if (outs[k] < 0) return rlx_last_status();
-    off += len;
+    off = end;
   }
+  if (!ix && off != d)
+    return lw_fail(RLX_ERR_SHAPE, "the split sizes sum to %lld but the dim has size %lld", (long long)off,
+                   (long long)d);
   return lw_bind_multi(lw, n, outs, n->n_outs);
 }
 
@@ -262,9 +450,13 @@ rlx_status rlx_lower_unbind(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
+  if (xv->shape.rank == 0) return lw_fail(RLX_ERR_SHAPE, "cannot unbind a 0-d tensor");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t d = xv->shape.dims[a];
+  if (n->out_kind != RLX_OUT_LIST || n->n_outs != d) /* also bounds d */
+    return lw_fail(RLX_ERR_FORMAT, "unbind of a dim of size %lld must record %lld outputs", (long long)d,
+                   (long long)d);
   int32_t *outs = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(d + 1));
   if (!outs) return RLX_ERR_OUT_OF_MEMORY;
   rlx_shape s = xv->shape;
@@ -283,17 +475,19 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t pads[2 * RLX_MAX_RANK];
   int cnt;
+  const char *name = lw_is(n, "constant_pad_nd") || lw_is(n, "pad") ? "pad" : "padding";
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(lw, n, 1, lw_is(n, "constant_pad_nd") || lw_is(n, "pad") ? "pad" : "padding",
-                        pads, 2 * RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_ints(lw, n, 1, name, pads, 2 * RLX_MAX_RANK, &cnt);
   if (st) return st;
-  int r = lw_val(lw, x)->shape.rank;
+  const rlx_shape xs = lw_val(lw, x)->shape;
+  int r = xs.rank;
   if (cnt % 2 || cnt / 2 > r) return lw_fail(RLX_ERR_SHAPE, "%d pad values for a rank-%d tensor", cnt, r);
   rlx_params p;
   memset(&p, 0, sizeof p);
   p.pad.mode = RLX_PAD_CONSTANT;
+  int value_pos = -1;
   if (lw_is(n, "constant_pad_nd")) {
-    if ((st = lw_float(lw, n, 2, "value", 0.0, &p.pad.value))) return st;
+    value_pos = 2;
   } else if (lw_is(n, "pad")) {
     const rlx_arg *m = lw_arg(n, 2, "mode");
     const char *mode = m && m->kind == RLX_ARG_STR ? m->u.s : "constant";
@@ -301,14 +495,32 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
     else if (!strcmp(mode, "replicate")) p.pad.mode = RLX_PAD_REPLICATE;
     else if (!strcmp(mode, "circular")) p.pad.mode = RLX_PAD_CIRCULAR;
     else if (strcmp(mode, "constant")) return lw_fail(RLX_ERR_UNSUPPORTED, "pad mode '%s'", mode);
-    if ((st = lw_float(lw, n, 3, "value", 0.0, &p.pad.value))) return st;
+    value_pos = 3;
   } else {
     p.pad.mode = lw_is(n, "reflection_pad1d") || lw_is(n, "reflection_pad2d") ||
                  lw_is(n, "reflection_pad3d") ? RLX_PAD_REFLECT : RLX_PAD_REPLICATE;
   }
+  const rlx_arg *va = value_pos >= 0 ? lw_arg(n, value_pos, "value") : NULL;
+  if (va) { /* the fill value, converted to the tensor's dtype as torch's fill_ */
+    rlx_dtype t = lw_val(lw, x)->dtype;
+    int64_t iv;
+    if ((st = lw_fill_value(lw, va, t, "argument 'value'", &p.pad.value, &iv))) return st;
+    if (!rlx_dtype_is_float(t) && (iv > ((int64_t)1 << 53) || iv < -((int64_t)1 << 53)))
+      return lw_fail(RLX_ERR_UNSUPPORTED, "argument 'value' (%lld): rlx pads %s tensors with values up to 2^53 "
+                     "in magnitude", (long long)iv, rlx_dtype_name(t));
+  }
   for (int i = 0; i < cnt / 2; i++) {
-    p.pad.lo[r - 1 - i] = pads[2 * i];
-    p.pad.hi[r - 1 - i] = pads[2 * i + 1];
+    int ax = r - 1 - i;
+    int64_t d = xs.dims[ax], lo = pads[2 * i], hi = pads[2 * i + 1];
+    bool ok = true;
+    int64_t size = lw_add64(lw_add64(d, lo, &ok), hi, &ok);
+    /* as torch: negative pads crop at most the whole dim, and the result is
+     * not negative; positive ones are bounded by the element limit */
+    if (lo < -d || hi < -d || !ok || size < 0 || size > RLX_MAX_NUMEL)
+      return lw_fail(RLX_ERR_SHAPE, "'%s'[%d, %d] = (%lld, %lld) on axis %d of size %lld gives a size out of "
+                     "[0, 2^48]", name, 2 * i, 2 * i + 1, (long long)lo, (long long)hi, ax, (long long)d);
+    p.pad.lo[ax] = lo;
+    p.pad.hi[ax] = hi;
   }
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_PAD, &p, &x, 1));
 }
