@@ -25,10 +25,14 @@ static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int
   return lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
 }
 
-/* An int64 constant of the given shape filled by f(i, j) over the last two axes. */
+/* An int64 constant of the given shape filled by f(i, ctx) at flat index i;
+ * the shape is checked (its sizes come from the file). */
 static int32_t const_i64(rlx_lower *lw, const rlx_shape *s, int64_t (*f)(int64_t, const int64_t *),
                          const int64_t *ctx) {
-  int64_t n = rlx_shape_numel(s);
+  int64_t n;
+  char b[128];
+  if (!rlx_shape_valid(s, &n))
+    return lw_fail(RLX_ERR_SHAPE, "an index table of shape %s is too large", rlx_shape_str(s, b, sizeof b)), -1;
   int64_t *d = rlx_aligned_alloc((size_t)(n ? n : 1) * sizeof(int64_t));
   if (!d) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory"), -1;
   for (int64_t i = 0; i < n; i++) d[i] = f(i, ctx);
@@ -46,6 +50,7 @@ rlx_status rlx_lower_flip(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; i < cnt; i++) {
     int a;
     if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, "argument 'dims'", &a))) return st;
+    if ((p.flip.axes >> a) & 1) return lw_fail(RLX_ERR_SHAPE, "'dims'[%d] repeats axis %d", i, a);
     if (lw_val(lw, x)->shape.rank) p.flip.axes |= 1u << a;
   }
   if (!p.flip.axes) return lw_bind(lw, n, x);
@@ -72,9 +77,11 @@ rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; i < nd && x >= 0; i++) {
     int a;
     if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, "argument 'dims'", &a))) return st;
+    if (lw_val(lw, x)->shape.rank == 0) continue; /* a 0-d tensor rolls onto itself */
     int64_t d = lw_val(lw, x)->shape.dims[a];
     if (d == 0) continue;
-    int64_t s = ((shifts[i] % d) + d) % d;
+    int64_t s = shifts[i] % d; /* d >= 1: no INT64_MIN % -1; |s| < d, so s + d cannot overflow */
+    if (s < 0) s += d;
     if (!s) continue;
     int32_t parts[2] = {emit_slice(lw, x, a, d - s, d), emit_slice(lw, x, a, 0, d - s)};
     if (parts[0] < 0 || parts[1] < 0) return rlx_last_status();
@@ -100,11 +107,22 @@ rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
     cnt = s.rank;
   }
   if (cnt < s.rank) return lw_fail(RLX_ERR_SHAPE, "repeat: %d repeats for a rank-%d tensor", cnt, s.rank);
-  rlx_shape cur = {.rank = cnt}; /* x viewed with leading unit axes */
-  for (int i = 0; i < cnt; i++) cur.dims[i] = i < cnt - s.rank ? 1 : s.dims[i - (cnt - s.rank)];
+  rlx_shape cur = {.rank = cnt}, full = {.rank = cnt}; /* x viewed with leading unit axes; the result */
+  for (int i = 0; i < cnt; i++) {
+    cur.dims[i] = i < cnt - s.rank ? 1 : s.dims[i - (cnt - s.rank)];
+    if (reps[i] < 0)
+      return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] is %lld; repeats must be >= 0", lw_is(n, "tile") ? "dims" : "repeats",
+                     i, (long long)reps[i]);
+    bool ok = true;
+    full.dims[i] = lw_mul64(cur.dims[i], reps[i], &ok);
+    if (!ok) full.dims[i] = -1;
+  }
+  char b[128];
+  if (!rlx_shape_valid(&full, NULL)) /* also bounds every partial result */
+    return lw_fail(RLX_ERR_SHAPE, "argument '%s' makes the result %s too large", lw_is(n, "tile") ? "dims" : "repeats",
+                   rlx_shape_str(&full, b, sizeof b));
   x = lw_reshape(lw, x, &cur);
   for (int a = 0; a < cnt && x >= 0; a++) {
-    if (reps[a] < 0) return lw_fail(RLX_ERR_SHAPE, "repeat: negative count");
     if (reps[a] == 1) continue;
     if (cnt + 1 > RLX_MAX_RANK) return lw_fail(RLX_ERR_UNSUPPORTED, "repeat of a rank-%d tensor", cnt);
     rlx_shape u = cur, e;
@@ -115,7 +133,7 @@ rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
     rlx_params p = {.shape = {.shape = e}};
     int32_t y = lw_reshape(lw, x, &u);
     y = y < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &p, &y, 1);
-    cur.dims[a] *= reps[a];
+    cur.dims[a] = full.dims[a];
     x = lw_reshape(lw, y, &cur);
   }
   return lw_bind(lw, n, x);
@@ -168,6 +186,9 @@ rlx_status rlx_lower_unfold(rlx_lower *lw, const rlx_aten_node *n) {
   }
   if (r + 1 > RLX_MAX_RANK) return lw_fail(RLX_ERR_UNSUPPORTED, "unfold of a rank-%d tensor", r);
   rlx_shape is = {.rank = 2, .dims = {(D - size) / step + 1, size}};
+  if (!rlx_shape_valid(&is, NULL)) /* the window index table */
+    return lw_fail(RLX_ERR_SHAPE, "unfold: arguments 'size' %lld and 'step' %lld make %lld windows, too many elements",
+                   (long long)size, (long long)step, (long long)is.dims[0]);
   int64_t ctx[2] = {size, step};
   int32_t idx = const_i64(lw, &is, unfold_idx, ctx);
   rlx_params gp = {.gather = {.axis = a}};
@@ -197,6 +218,7 @@ rlx_status rlx_lower_diagonal(rlx_lower *lw, const rlx_aten_node *n) {
   if ((st = lw_axis(d1, r, "argument 'dim1'", &a1)) || (st = lw_axis(d2, r, "argument 'dim2'", &a2))) return st;
   if (a1 == a2) return lw_fail(RLX_ERR_SHAPE, "diagonal dims must differ");
   int64_t D1 = xv->shape.dims[a1], D2 = xv->shape.dims[a2];
+  off = RLX_MIN(RLX_MAX(off, -D1), D2); /* past either edge the diagonal is empty; then -off cannot overflow */
   int64_t L = off >= 0 ? RLX_MAX(0, RLX_MIN(D1, D2 - off)) : RLX_MAX(0, RLX_MIN(D1 + off, D2));
   rlx_shape ls = {.rank = 1, .dims = {L}};
   int64_t o1 = off >= 0 ? 0 : -off, o2 = off >= 0 ? off : 0;
@@ -226,13 +248,22 @@ rlx_status rlx_lower_pixel_shuffle(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = need_out(n, &t);
   if (st) return st;
   const rlx_shape *xs = &lw_val(lw, x)->shape;
+  const char *name = up ? "upscale_factor" : "downscale_factor";
   if (xs->rank < 3) return lw_fail(RLX_ERR_SHAPE, "pixel_shuffle needs rank >= 3");
   int64_t B = rlx_dims_prod(xs->dims, 0, xs->rank - 3), C = xs->dims[xs->rank - 3];
   int64_t H = xs->dims[xs->rank - 2], W = xs->dims[xs->rank - 1];
+  bool ok = true;
+  int64_t rr = lw_mul64(r, r, &ok);
+  if (r < 1 || !ok) return lw_fail(RLX_ERR_SHAPE, "argument '%s' is %lld; it must be >= 1 (and its square fit int64)",
+                                   name, (long long)r);
+  if (up ? C % rr : H % r || W % r)
+    return lw_fail(RLX_ERR_SHAPE, "%s: argument '%s' %lld does not divide the input [.., %lld, %lld, %lld]",
+                   up ? "pixel_shuffle needs channels divisible by its square" : "pixel_unshuffle needs H and W "
+                   "divisible by it", name, (long long)r, (long long)C, (long long)H, (long long)W);
   rlx_shape s6;
   int perm[6];
   if (up) { /* [B, C r r, H, W] -> [B, C, r, r, H, W] -> [B, C, H, r, W, r] */
-    s6 = (rlx_shape){.rank = 6, .dims = {B, C / (r * r), r, r, H, W}};
+    s6 = (rlx_shape){.rank = 6, .dims = {B, C / rr, r, r, H, W}};
     int p[6] = {0, 1, 4, 2, 5, 3};
     memcpy(perm, p, sizeof p);
   } else { /* [B, C, H r, W r] -> [B, C, H, r, W, r] -> [B, C, r, r, H, W] */
@@ -255,6 +286,12 @@ rlx_status rlx_lower_as_strided(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 3, "storage_offset", 0, &off);
   if (st) return st;
   if (ns != nt) return lw_fail(RLX_ERR_SHAPE, "as_strided: %d sizes and %d strides", ns, nt);
+  for (int i = 0; i < ns; i++) { /* torch: sizes >= 0, no negative strides; the op checks the span */
+    if (size[i] < 0) return lw_fail(RLX_ERR_SHAPE, "argument 'size'[%d] is %lld; it must be >= 0", i, (long long)size[i]);
+    if (stride[i] < 0)
+      return lw_fail(RLX_ERR_SHAPE, "argument 'stride'[%d] is %lld; it must be >= 0", i, (long long)stride[i]);
+  }
+  if (off < 0) return lw_fail(RLX_ERR_SHAPE, "argument 'storage_offset' is %lld; it must be >= 0", (long long)off);
   rlx_params p;
   memset(&p, 0, sizeof p);
   p.as_strided.size.rank = ns;
@@ -278,6 +315,7 @@ rlx_status rlx_lower_col2im(rlx_lower *lw, const rlx_aten_node *n) {
     if ((st = lw_ints(lw, n, 1 + i, names[i], v, 2, &cnt))) break;
     if (cnt < 1) return lw_fail(RLX_ERR_FORMAT, "col2im: '%s' is missing", names[i]);
     fields[i][0] = v[0], fields[i][1] = cnt == 2 ? v[1] : v[0];
+    if ((st = lw_check_params(fields[i], 2, i == 3 ? 0 : 1, names[i]))) return st;
   }
   if (st) return st;
   int32_t y = lw_emit(lw, RLX_OP_COL2IM, &p, &x, 1);
@@ -334,7 +372,7 @@ rlx_status rlx_lower_fill(rlx_lower *lw, const rlx_aten_node *n) {
   lw_operand op;
   int32_t vv;
   if ((st = lw_operand_of(lw, v, &op, &vv))) return st;
-  int32_t y = vv >= 0 ? lw_cast(lw, vv, t->dtype) : lw_scalar_arg(lw, v, t->dtype, "argument 'value'");
+  int32_t y = vv >= 0 ? lw_cast(lw, vv, t->dtype) : lw_fill_scalar(lw, v, t->dtype, "argument 'value'");
   if (y < 0) return rlx_last_status();
   if (!rlx_shape_eq(&lw_val(lw, y)->shape, &t->shape)) {
     rlx_params p = {.shape = {.shape = t->shape}};
@@ -343,22 +381,36 @@ rlx_status rlx_lower_fill(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, y);
 }
 
-/* one_hot(x, num_classes): eq(x[..., None], arange(C)), as int64 */
+/* one_hot(x, num_classes): eq(c[..., None], arange(C)) as int64, where
+ * c = arange(C)[x] is a gather that refuses, at run time, an index outside
+ * [0, C) as torch does. num_classes = -1 (C from the data) uses the C torch
+ * recorded for the example input. */
 rlx_status rlx_lower_one_hot(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
+  int64_t nc;
   const rlx_tinfo *t;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "num_classes", -1, &nc);
   if (!st) st = need_out(n, &t);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
   if (xv->dtype != RLX_DTYPE_I64) return lw_fail(RLX_ERR_UNSUPPORTED, "one_hot needs int64 indices");
   if (t->shape.rank != xv->shape.rank + 1) return lw_fail(RLX_ERR_SHAPE, "one_hot output rank");
   int64_t C = t->shape.dims[t->shape.rank - 1];
+  if (nc != -1 && nc < 1)
+    return lw_fail(RLX_ERR_SHAPE, "argument 'num_classes' is %lld; it must be >= 1, or -1 to infer it",
+                   (long long)nc);
+  if (nc != -1 && nc != C)
+    return lw_fail(RLX_ERR_SHAPE, "argument 'num_classes' is %lld but torch recorded %lld classes", (long long)nc,
+                   (long long)C);
   rlx_params ap = {.arange = {.dtype = RLX_DTYPE_I64, .length = C, .istart = 0, .istep = 1, .step = 1}};
+  rlx_params gp = {.gather = {.axis = 0, .wrap_negative = false}};
   rlx_shape xs = xv->shape;
   xs.dims[xs.rank++] = 1;
-  int32_t ar = lw_emit(lw, RLX_OP_ARANGE, &ap, NULL, 0), xr = lw_reshape(lw, x, &xs);
-  int32_t eq = ar < 0 || xr < 0 ? -1 : lw_binary(lw, RLX_BINARY_EQ, xr, ar);
+  int32_t ar = lw_emit(lw, RLX_OP_ARANGE, &ap, NULL, 0), in[2] = {ar, x};
+  int32_t c = ar < 0 ? -1 : lw_emit(lw, RLX_OP_GATHER, &gp, in, 2);
+  int32_t cr = c < 0 ? -1 : lw_reshape(lw, c, &xs);
+  int32_t eq = cr < 0 ? -1 : lw_binary(lw, RLX_BINARY_EQ, cr, ar);
   return lw_bind(lw, n, lw_cast(lw, eq, t->dtype));
 }
 
@@ -382,6 +434,7 @@ rlx_status rlx_lower_im2col(rlx_lower *lw, const rlx_aten_node *n) {
     if ((st = lw_ints(lw, n, 1 + i, names[i], v[i], 2, &cnt))) break;
     if (cnt < 1) return lw_fail(RLX_ERR_FORMAT, "im2col: '%s' is missing", names[i]);
     if (cnt == 1) v[i][1] = v[i][0];
+    if ((st = lw_check_params(v[i], 2, i == 2 ? 0 : 1, names[i]))) return st; /* padding may be 0 */
   }
   if (!st) st = need_out(n, &t);
   if (st) return st;
@@ -389,15 +442,20 @@ rlx_status rlx_lower_im2col(rlx_lower *lw, const rlx_aten_node *n) {
   bool batched = xs.rank == 4;
   if (xs.rank != 3 && xs.rank != 4) return lw_fail(RLX_ERR_SHAPE, "im2col needs [N, C, H, W] or [C, H, W]");
   int64_t N = batched ? xs.dims[0] : 1, C = xs.dims[xs.rank - 3];
-  int64_t Hp = xs.dims[xs.rank - 2] + 2 * v[2][0], Wp = xs.dims[xs.rank - 1] + 2 * v[2][1];
-  int64_t bh = (Hp - v[1][0] * (v[0][0] - 1) - 1) / v[3][0] + 1, bw = (Wp - v[1][1] * (v[0][1] - 1) - 1) / v[3][1] + 1;
-  if (bh < 1 || bw < 1) return lw_fail(RLX_ERR_SHAPE, "im2col: the kernel does not fit the padded input");
+  /* params <= 2^31: 2 * pad and dilation * (kernel - 1) cannot overflow; the dims can be large */
+  bool ok = true;
+  int64_t Hp = lw_add64(xs.dims[xs.rank - 2], 2 * v[2][0], &ok), Wp = lw_add64(xs.dims[xs.rank - 1], 2 * v[2][1], &ok);
+  int64_t plane = lw_mul64(Hp, Wp, &ok);
+  if (!ok || plane > RLX_MAX_NUMEL) return lw_fail(RLX_ERR_SHAPE, "im2col: the padded plane is too large");
+  int64_t span_h = v[1][0] * (v[0][0] - 1) + 1, span_w = v[1][1] * (v[0][1] - 1) + 1; /* dilated kernel */
+  if (span_h > Hp || span_w > Wp) return lw_fail(RLX_ERR_SHAPE, "im2col: the kernel does not fit the padded input");
+  int64_t bh = (Hp - span_h) / v[3][0] + 1, bw = (Wp - span_w) / v[3][1] + 1;
   rlx_params pp;
   memset(&pp, 0, sizeof pp);
   pp.pad.lo[xs.rank - 2] = pp.pad.hi[xs.rank - 2] = v[2][0];
   pp.pad.lo[xs.rank - 1] = pp.pad.hi[xs.rank - 1] = v[2][1];
   int32_t y = (v[2][0] || v[2][1]) ? lw_emit(lw, RLX_OP_PAD, &pp, &x, 1) : x;
-  rlx_shape flat = {.rank = 3, .dims = {N, C, Hp * Wp}};
+  rlx_shape flat = {.rank = 3, .dims = {N, C, plane}};
   y = lw_reshape(lw, y, &flat);
   rlx_shape is = {.rank = 2, .dims = {v[0][0] * v[0][1], bh * bw}};
   int64_t ctx[9] = {v[0][0], v[0][1], v[1][0], v[1][1], v[3][0], v[3][1], bh, bw, Wp};
