@@ -36,10 +36,14 @@ static const binary_map binaries[] = {
     {"gt", RLX_BINARY_GT},            {"ge", RLX_BINARY_GE},
 };
 
-/* Makes operand `a` a tensor of dtype t: casts a tensor, or builds a scalar. */
-static int32_t as_tensor(rlx_lower *lw, const rlx_arg *a, int32_t v, rlx_dtype t) {
-  return v >= 0 ? lw_cast(lw, v, t) : lw_scalar_arg(lw, a, t, "an operand");
+/* Makes operand `a` (argument `what`) a tensor of dtype t: casts a tensor,
+ * or builds a scalar. */
+static int32_t as_tensor(rlx_lower *lw, const rlx_arg *a, int32_t v, rlx_dtype t, const char *what) {
+  return v >= 0 ? lw_cast(lw, v, t) : lw_scalar_arg(lw, a, t, what);
 }
+
+/* The largest integer magnitude a double parameter holds exactly. */
+#define EXACT_INT_DOUBLE 9007199254740992.0 /* 2^53 */
 
 int32_t lw_binary(rlx_lower *lw, rlx_binary_kind k, int32_t a, int32_t b) {
   rlx_params p = {.binary = {.kind = k}};
@@ -78,15 +82,22 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
   if (k == RLX_BINARY_POW && av >= 0 && bv < 0) { /* tensor ** scalar: torch's sqrt/rsqrt/square cases */
     rlx_params up = {.unary = {.kind = RLX_UNARY_POW_SCALAR}};
     if ((st = lw_float(lw, n, 1, "exponent", 1.0, &up.unary.a))) return st;
+    if (!rlx_dtype_is_float(ct) && !(fabs(up.unary.a) <= EXACT_INT_DOUBLE)) /* the op holds it as a double */
+      return lw_fail(RLX_ERR_UNSUPPORTED, "integer power with exponent %g: rlx takes integer exponents up to "
+                     "2^53 in magnitude", up.unary.a);
     int32_t x = lw_cast(lw, av, ct);
     return lw_bind(lw, n, x < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &up, &x, 1));
   }
-  int32_t a = as_tensor(lw, aa, av, ct), b = as_tensor(lw, ba, bv, ct);
+  int32_t a = as_tensor(lw, aa, av, ct, "argument 'self'");
+  int32_t b = a < 0 ? -1 : as_tensor(lw, ba, bv, ct, lw_arg(n, 1, "other") ? "argument 'other'" : "argument 'exponent'");
   if (a < 0 || b < 0) return rlx_last_status();
   double alpha = 1.0;
   if (lw_is(n, "add") || lw_is(n, "sub") || lw_is(n, "rsub")) {
     const rlx_arg *al = lw_arg(n, 2, "alpha");
     if ((st = lw_float(lw, n, 2, "alpha", 1.0, &alpha))) return st;
+    if (!rlx_dtype_is_float(ct) && al && al->kind == RLX_ARG_FLOAT)
+      return lw_fail(RLX_ERR_UNSUPPORTED, "for integral input tensors, argument 'alpha' must not be a floating "
+                     "point number (got %g)", alpha);
     if (alpha != 1.0) {
       int32_t s = lw_scalar_arg(lw, al, ct, "argument 'alpha'");
       if (lw_is(n, "rsub")) a = lw_binary(lw, RLX_BINARY_MUL, a, s);
@@ -170,6 +181,9 @@ static rlx_status unary_params(rlx_lower *lw, const rlx_aten_node *n, rlx_unary_
     case RLX_UNARY_HARDTANH:
       if (lw_is(n, "relu6")) p->a = 0, p->b = 6;
       else if (!(st = lw_float(lw, n, 1, "min_val", -1.0, &p->a))) st = lw_float(lw, n, 2, "max_val", 1.0, &p->b);
+      if (!st && !rlx_dtype_is_float(t) && !(fabs(p->a) <= EXACT_INT_DOUBLE && fabs(p->b) <= EXACT_INT_DOUBLE))
+        return lw_fail(RLX_ERR_UNSUPPORTED, "hardtanh of a %s tensor with bounds (%g, %g): 'min_val' and "
+                       "'max_val' must be integers up to 2^53 in magnitude", rlx_dtype_name(t), p->a, p->b);
       break;
     case RLX_UNARY_SOFTPLUS:
       if (!(st = lw_float(lw, n, 1, "beta", 1.0, &p->a))) st = lw_float(lw, n, 2, "threshold", 20.0, &p->b);
@@ -223,8 +237,13 @@ rlx_status rlx_lower_where(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_operand_of(lw, aa, &ops[0], &av);
   if (!st) st = lw_operand_of(lw, ba, &ops[1], &bv);
   if (st) return st;
+  rlx_dtype cdt = lw_val(lw, c)->dtype;
+  if (cdt != RLX_DTYPE_BOOL && cdt != RLX_DTYPE_U8) /* torch takes bool (and, deprecated, uint8) conditions */
+    return lw_fail(RLX_ERR_UNSUPPORTED, "argument 'condition' must be a bool tensor, got %s", rlx_dtype_name(cdt));
   rlx_dtype ct = lw_result_type(ops, 2);
-  int32_t in[3] = {lw_cast(lw, c, RLX_DTYPE_BOOL), as_tensor(lw, aa, av, ct), as_tensor(lw, ba, bv, ct)};
+  int32_t in[3] = {lw_cast(lw, c, RLX_DTYPE_BOOL), -1, -1};
+  if (in[0] >= 0) in[1] = as_tensor(lw, aa, av, ct, "argument 'self'");
+  if (in[1] >= 0) in[2] = as_tensor(lw, ba, bv, ct, "argument 'other'");
   if (in[0] < 0 || in[1] < 0 || in[2] < 0) return rlx_last_status();
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, in, 3));
 }
@@ -239,10 +258,35 @@ rlx_status rlx_lower_masked_fill(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   if (vv >= 0 && lw_val(lw, vv)->shape.rank != 0)
     return lw_fail(RLX_ERR_SHAPE, "masked_fill value must be a scalar or a 0-dim tensor");
+  if (lw_val(lw, mask)->dtype != RLX_DTYPE_BOOL) /* torch: "masked_fill_ only supports boolean masks" */
+    return lw_fail(RLX_ERR_UNSUPPORTED, "argument 'mask' must be a bool tensor, got %s",
+                   rlx_dtype_name(lw_val(lw, mask)->dtype));
   rlx_dtype t = lw_val(lw, x)->dtype;
-  int32_t in[3] = {lw_cast(lw, mask, RLX_DTYPE_BOOL), as_tensor(lw, va, vv, t), x};
+  int32_t in[3] = {lw_cast(lw, mask, RLX_DTYPE_BOOL), -1, x};
+  if (in[0] >= 0) in[1] = vv >= 0 ? lw_cast(lw, vv, t) : lw_fill_scalar(lw, va, t, "argument 'value'");
   if (in[0] < 0 || in[1] < 0) return rlx_last_status();
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, in, 3));
+}
+
+/* A number bound of a clamp on an integer dtype t as an exact int64, as
+ * torch takes it: a min above or a max below t's range is an error, one on
+ * the other side never binds (and is clamped to the range here). */
+static rlx_status int_bound(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, bool is_min, const char *what, int64_t *iv) {
+  a = lw_resolve(lw, a);
+  rlx_status st = RLX_OK;
+  if (a->kind == RLX_ARG_INT) *iv = a->u.i;
+  else if (a->kind == RLX_ARG_BOOL) *iv = a->u.b;
+  else if (a->kind == RLX_ARG_FLOAT) st = isnan(a->u.f) ? lw_fail(RLX_ERR_UNSUPPORTED, "%s is nan", what)
+                                                        : lw_f64_to(a->u.f, RLX_DTYPE_I64, what, iv);
+  else st = lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a number or a tensor", what);
+  if (st) return st;
+  int64_t lo, hi;
+  lw_int_range(t, &lo, &hi);
+  if (is_min ? *iv > hi : *iv < lo)
+    return lw_fail(RLX_ERR_SHAPE, "%s (%lld) is outside the representable range of %s", what, (long long)*iv,
+                   rlx_dtype_name(t));
+  *iv = RLX_MIN(RLX_MAX(*iv, lo), hi);
+  return RLX_OK;
 }
 
 rlx_status rlx_lower_clamp(rlx_lower *lw, const rlx_aten_node *n) {
@@ -257,23 +301,34 @@ rlx_status rlx_lower_clamp(rlx_lower *lw, const rlx_aten_node *n) {
   else lo = lw_arg(n, 1, "min"), hi = lw_arg(n, 2, "max");
   x = lw_cast(lw, x, ct);
   if (x < 0) return rlx_last_status();
-  bool tensor_bounds = (lo && lo->kind == RLX_ARG_REF) || (hi && hi->kind == RLX_ARG_REF);
+  const rlx_arg *bounds[2] = {lo, hi};
+  static const char *const names[2] = {"argument 'min'", "argument 'max'"};
+  bool tensor_bounds = (lo && lo->kind == RLX_ARG_REF) || (hi && hi->kind == RLX_ARG_REF), exact[2] = {false, false};
+  int64_t ib[2] = {0, 0};
+  for (int i = 0; i < 2 && !rlx_dtype_is_float(ct); i++) {
+    if (!bounds[i] || bounds[i]->kind == RLX_ARG_REF) continue;
+    if ((st = int_bound(lw, bounds[i], ct, i == 0, names[i], &ib[i]))) return st;
+    exact[i] = true;
+    /* a double parameter holds integers exactly up to 2^53; larger ones become integer constants */
+    if (!(fabs((double)ib[i]) <= EXACT_INT_DOUBLE)) tensor_bounds = true;
+  }
   if (!tensor_bounds) {
     rlx_params p = {.unary = {.kind = RLX_UNARY_CLAMP, .a = NAN, .b = NAN}};
     if ((lo && (st = lw_float(lw, n, 1, "min", NAN, &p.unary.a))) ||
         (hi && (st = lw_float(lw, n, lw_is(n, "clamp_max") ? 1 : 2, "max", NAN, &p.unary.b))))
       return st;
+    if (exact[0]) p.unary.a = (double)ib[0];
+    if (exact[1]) p.unary.b = (double)ib[1];
     return lw_bind(lw, n, lw_emit(lw, RLX_OP_UNARY, &p, &x, 1));
   }
   /* tensor bounds: min(max(x, lo), hi), NaN-propagating like torch */
-  const rlx_arg *bounds[2] = {lo, hi};
   rlx_binary_kind kinds[2] = {RLX_BINARY_MAXIMUM, RLX_BINARY_MINIMUM};
   for (int i = 0; i < 2; i++) {
     if (!bounds[i]) continue;
     lw_operand op;
     int32_t bv;
     if ((st = lw_operand_of(lw, bounds[i], &op, &bv))) return st;
-    int32_t b = as_tensor(lw, bounds[i], bv, ct);
+    int32_t b = exact[i] ? lw_scalar(lw, ct, (double)ib[i], ib[i]) : as_tensor(lw, bounds[i], bv, ct, names[i]);
     x = b < 0 ? -1 : lw_binary(lw, kinds[i], x, b);
     if (x < 0) return rlx_last_status();
   }

@@ -27,6 +27,10 @@ static rlx_status emit_matmul(rlx_lower *lw, const rlx_aten_node *n, int32_t a, 
   rlx_status st = need_numeric(lw, a, "matmul");
   if (!st) st = need_numeric(lw, b, "matmul");
   if (st) return st;
+  rlx_dtype at = lw_val(lw, a)->dtype, bt = lw_val(lw, b)->dtype;
+  if (at != bt || (bias >= 0 && lw_val(lw, bias)->dtype != at)) /* torch: "expected m1 and m2 to have the same dtype" */
+    return lw_fail(RLX_ERR_SHAPE, "matmul operands of different dtypes (%s, %s%s%s)", rlx_dtype_name(at),
+                   rlx_dtype_name(bt), bias >= 0 ? ", bias " : "", bias >= 0 ? rlx_dtype_name(lw_val(lw, bias)->dtype) : "");
   rlx_dtype ct = compute_type(t ? t->dtype : lw_val(lw, a)->dtype);
   a = lw_cast(lw, a, ct), b = lw_cast(lw, b, ct), bias = lw_cast(lw, bias, ct);
   if (a < 0 || b < 0) return rlx_last_status();
@@ -169,6 +173,8 @@ rlx_status rlx_lower_dist(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st && !pd) st = lw_tensor(lw, n, 1, "x2", &b);
   if (!st) st = lw_float(lw, n, pd ? 1 : 2, "p", 2.0, &p.dist.p);
   if (st) return st;
+  if (!(p.dist.p >= 0)) /* torch: "cdist only supports non-negative p values" (NaN included) */
+    return lw_fail(RLX_ERR_SHAPE, "argument 'p' is %g; it must be >= 0", p.dist.p);
   if (pd) return lw_bind(lw, n, lw_emit(lw, RLX_OP_PDIST, &p, &a, 1));
   int32_t in[2] = {a, b};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_CDIST, &p, in, 2));

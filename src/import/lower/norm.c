@@ -37,6 +37,17 @@ static rlx_status bind_first(rlx_lower *lw, const rlx_aten_node *n, int32_t y) {
   return lw_bind_multi(lw, n, outs, cnt);
 }
 
+/* normalized_shape must be the trailing dims of x (torch's check). */
+static rlx_status check_normalized(rlx_lower *lw, int32_t x, const int64_t *shape, int cnt) {
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  bool ok = cnt <= xs->rank;
+  for (int i = 0; ok && i < cnt; i++) ok = shape[i] == xs->dims[xs->rank - cnt + i];
+  if (ok) return RLX_OK;
+  char b[128];
+  return lw_fail(RLX_ERR_SHAPE, "argument 'normalized_shape' (%d dims) is not the trailing dims of the input %s",
+                 cnt, rlx_shape_str(xs, b, sizeof b));
+}
+
 static rlx_status need_float(rlx_lower *lw, int32_t x) {
   rlx_dtype t = lw_val(lw, x)->dtype;
   if (!rlx_dtype_is_float(t))
@@ -55,6 +66,7 @@ rlx_status rlx_lower_layer_norm(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_opt_tensor(lw, n, 3, "bias", &b);
   if (!st) st = lw_float(lw, n, 4, "eps", 1e-5, &eps);
   if (!st) st = need_float(lw, x);
+  if (!st) st = check_normalized(lw, x, shape, cnt);
   if (st) return st;
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.n_axes = cnt, .eps = eps}};
@@ -75,6 +87,7 @@ rlx_status rlx_lower_rms_norm(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_ints(lw, n, 1, "normalized_shape", shape, RLX_MAX_RANK, &cnt);
   if (!st) st = lw_opt_tensor(lw, n, 2, "weight", &w);
   if (!st) st = need_float(lw, x);
+  if (!st) st = check_normalized(lw, x, shape, cnt);
   if (st) return st;
   rlx_dtype t = lw_val(lw, x)->dtype;
   /* eps=None means the dtype's machine epsilon, as torch.finfo(dtype).eps */
@@ -103,16 +116,23 @@ rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
   }
   if (!st) st = need_float(lw, x);
   if (st) return st;
+  const rlx_shape *gs = &lw_val(lw, x)->shape;
+  int64_t C = gs->rank >= 2 ? gs->dims[1] : 0;
+  if (gs->rank < 2) return lw_fail(RLX_ERR_SHAPE, "group_norm needs [N, C, ...], got rank %d", gs->rank);
+  if (groups < 1 || groups > RLX_MAX_PARAM || C % groups)
+    return lw_fail(RLX_ERR_SHAPE, "argument '%s' is %lld; it must be >= 1 and divide the %lld channels",
+                   lw_is(n, "native_group_norm") ? "group" : "num_groups", (long long)groups, (long long)C);
   rlx_dtype t = lw_val(lw, x)->dtype;
   rlx_params p = {.norm = {.groups = groups, .eps = eps}};
   int32_t in[3] = {x, lw_cast(lw, w, t), lw_cast(lw, b, t)};
   int32_t y = lw_emit(lw, RLX_OP_GROUP_NORM, &p, in, 3), outs[3] = {y, -1, -1};
   const rlx_shape *xs = &lw_val(lw, x)->shape;
   if (y < 0) return rlx_last_status();
-  if (xs->rank >= 2 && groups > 0) { /* stats over [N, G, C/G * spatial] */
-    rlx_shape rs = {.rank = 3, .dims = {xs->dims[0], groups, rlx_shape_numel(xs) / RLX_MAX(xs->dims[0] * groups, 1)}};
-    if ((st = norm_stats(lw, n, x, &rs, 1u << 2, eps, outs))) return st;
-  }
+  bool ok = true;
+  int64_t ng = lw_mul64(xs->dims[0], groups, &ok); /* an empty input may have a huge N */
+  if (!ok) return lw_fail(RLX_ERR_SHAPE, "group_norm: batch times groups overflows");
+  rlx_shape rs = {.rank = 3, .dims = {xs->dims[0], groups, rlx_shape_numel(xs) / RLX_MAX(ng, 1)}};
+  if ((st = norm_stats(lw, n, x, &rs, 1u << 2, eps, outs))) return st; /* stats over [N, G, C/G * spatial] */
   return n->out_kind == RLX_OUT_LIST ? lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 3)) : lw_bind(lw, n, y);
 }
 

@@ -21,6 +21,8 @@ static rlx_status axes_mask(rlx_lower *lw, const rlx_aten_node *n, int pos, cons
   for (int i = 0; i < cnt; i++) {
     int a;
     if ((st = lw_axis(dims[i], rank, "argument 'dim'", &a))) return st;
+    if ((*mask >> a) & 1) /* torch: "dim 1 appears multiple times in the list of dims" */
+      return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] (%lld) names axis %d again", name, i, (long long)dims[i], a);
     if (rank) *mask |= 1u << a;
   }
   return RLX_OK;
@@ -121,15 +123,16 @@ rlx_status rlx_lower_minmax(rlx_lower *lw, const rlx_aten_node *n) {
 rlx_status rlx_lower_argreduce(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim;
-  bool keepdim;
+  bool keepdim, whole = !lw_arg(n, 1, "dim"); /* dim=None: over the flattened tensor */
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_int(lw, n, 1, "dim", INT64_MIN, &dim);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
   if (!st) st = lw_bool(lw, n, 2, "keepdim", false, &keepdim);
   if (st) return st;
   int rank = lw_val(lw, x)->shape.rank, a = -1;
-  if (dim != INT64_MIN && rank > 0 && (st = lw_axis(dim, rank, "argument 'dim'", &a))) return st;
+  if (!whole && (st = lw_axis(dim, rank, "argument 'dim'", &a))) return st;
+  if (rank == 0) a = -1;
   rlx_params p = {.arg_reduce = {.is_max = lw_is(n, "argmax"), .axis = a, .keepdim = keepdim && a >= 0}};
-  if (dim == INT64_MIN && keepdim) p.arg_reduce.keepdim = true; /* all axes kept as 1 */
+  if (whole && keepdim) p.arg_reduce.keepdim = true; /* all axes kept as 1 */
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_ARG_REDUCE, &p, &x, 1));
 }
 

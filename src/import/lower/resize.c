@@ -54,15 +54,24 @@ rlx_status rlx_lower_upsample(rlx_lower *lw, const rlx_aten_node *n) {
     if (sf && sf->kind == RLX_ARG_LIST) {
       if (sf->u.list.n != k->nd) return lw_fail(RLX_ERR_SHAPE, "%d scale factors for %d axes", sf->u.list.n, k->nd);
       for (int a = 0; a < k->nd; a++) {
-        const rlx_arg *e = &sf->u.list.items[a];
-        r->scales[a] = e->kind == RLX_ARG_FLOAT ? e->u.f : e->kind == RLX_ARG_INT ? (double)e->u.i : 0;
+        const rlx_arg *e = lw_resolve(lw, &sf->u.list.items[a]);
+        if (e->kind != RLX_ARG_FLOAT && e->kind != RLX_ARG_INT)
+          return lw_fail(RLX_ERR_UNSUPPORTED, "argument 'scale_factors'[%d] must be a number", a);
+        double v = e->kind == RLX_ARG_FLOAT ? e->u.f : (double)e->u.i;
+        /* torch sizes the output as in * scale: it must be a positive, finite, bounded factor */
+        if (!(v > 0 && v <= (double)RLX_MAX_PARAM))
+          return lw_fail(RLX_ERR_SHAPE, "argument 'scale_factors'[%d] is %g; it must be in (0, 2^31]", a, v);
+        r->scales[a] = v;
       }
     }
   } else {
     static const char *names[3][3] = {{"scales", NULL, NULL}, {"scales_h", "scales_w", NULL},
                                        {"scales_d", "scales_h", "scales_w"}};
-    for (int a = 0; a < k->nd; a++)
+    for (int a = 0; a < k->nd; a++) {
       if ((st = lw_float(lw, n, next + a, names[k->nd - 1][a], 0.0, &r->scales[a]))) return st;
+      /* torch uses a scale only when it is > 0 (NaN is not), else the sizes' ratio (0 here) */
+      if (!(r->scales[a] > 0)) r->scales[a] = 0;
+    }
   }
   rlx_dtype ot = t->dtype;
   return lw_bind(lw, n, lw_cast(lw, lw_emit(lw, RLX_OP_RESIZE, &p, &x, 1), ot));
@@ -83,6 +92,9 @@ rlx_status rlx_lower_grid_sampler(rlx_lower *lw, const rlx_aten_node *n) {
   if (lw_val(lw, x)->shape.rank != 4)
     return lw_fail(RLX_ERR_UNSUPPORTED, "grid_sample on a rank-%d input (only 2-D, rank 4, is supported)",
                    lw_val(lw, x)->shape.rank);
+  if ((st = lw_check_range(mode, 0, 2, "argument 'interpolation_mode' (0 bilinear, 1 nearest, 2 bicubic)")) ||
+      (st = lw_check_range(pad, 0, 2, "argument 'padding_mode' (0 zeros, 1 border, 2 reflection)")))
+    return st;
   p.grid_sample.mode = (int)mode, p.grid_sample.padding = (int)pad;
   int32_t in[2] = {x, lw_cast(lw, grid, lw_val(lw, x)->dtype)};
   if (in[1] < 0) return rlx_last_status();

@@ -59,7 +59,7 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if ((st = lw_operand_of(lw, sa, &op, &src))) return st;
   if (src < 0) { /* a scalar value: a constant tensor of the index's shape */
     rlx_params fp = {.shape = {.shape = lw_val(lw, idx)->shape}};
-    int32_t s0 = lw_scalar_arg(lw, sa, t, "argument 'value'");
+    int32_t s0 = lw_fill_scalar(lw, sa, t, "argument 'value'");
     src = s0 < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &fp, &s0, 1);
   } else {
     src = lw_cast(lw, src, t);
@@ -145,6 +145,7 @@ rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 2, "dim", 0, &dim);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
+  if (xv->shape.rank == 0) return lw_fail(RLX_ERR_SHAPE, "%s of a 0-d tensor", select ? "select_scatter" : "slice_scatter");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t D = xv->shape.dims[a];
@@ -159,7 +160,7 @@ rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
     src = lw_reshape(lw, src, &s);
   } else {
     if ((st = lw_int(lw, n, 3, "start", 0, &start)) || (st = lw_int(lw, n, 4, "end", INT64_MAX, &end)) ||
-        (st = lw_int(lw, n, 5, "step", 1, &step)))
+        (st = lw_int_in(lw, n, 5, "step", 1, 1, INT64_MAX, &step)))
       return st;
     if (start < 0) start += D;
     if (end < 0) end += D;
@@ -187,6 +188,9 @@ rlx_status rlx_lower_embedding_bag(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_opt_tensor(lw, n, 6, "per_sample_weights", &psw);
   if (!st) st = lw_bool(lw, n, 7, "include_last_offset", false, &p.embedding_bag.include_last_offset);
   if (!st) st = lw_int(lw, n, 8, "padding_idx", -1, &pad);
+  if (!st) st = lw_check_range(mode, 0, 2, "argument 'mode' (0 sum, 1 mean, 2 max)");
+  if (!st && lw_val(lw, w)->shape.rank >= 1) /* -1: none; torch's front-end makes a negative index positive */
+    st = lw_check_range(pad, -1, lw_val(lw, w)->shape.dims[0] - 1, "argument 'padding_idx'");
   if (st) return st;
   p.embedding_bag.mode = (int)mode;
   p.embedding_bag.padding_idx = pad;
