@@ -40,7 +40,8 @@ rlx_status rlx_lower_convolution(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_dtype xt = lw_val(lw, x)->dtype, wt = lw_val(lw, w)->dtype;
   if (xt != wt || (b >= 0 && lw_val(lw, b)->dtype != xt)) /* torch: "expected scalar type Float but found Double" */
     return lw_fail(RLX_ERR_SHAPE, "convolution of a %s input with a %s weight%s%s", rlx_dtype_name(xt),
-                   rlx_dtype_name(wt), b >= 0 ? " and a bias of " : "", b >= 0 ? rlx_dtype_name(lw_val(lw, b)->dtype) : "");
+                   rlx_dtype_name(wt), b >= 0 ? " and a bias of " : "",
+                   b >= 0 ? rlx_dtype_name(lw_val(lw, b)->dtype) : "");
   for (int i = 0; i < nd; i++)
     if (ws.dims[2 + i] < 1 || ws.dims[2 + i] > RLX_MAX_PARAM)
       return lw_fail(RLX_ERR_SHAPE, "the weight's kernel size %lld on spatial axis %d must be in [1, 2^31]",
@@ -77,7 +78,8 @@ rlx_status rlx_lower_convolution(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; c->transposed && i < nd; i++)
     if (c->out_pad[i] >= c->stride[i] && c->out_pad[i] >= c->dilation[i])
       return lw_fail(RLX_ERR_SHAPE, "'output_padding'[%d] = %lld must be smaller than the stride (%lld) or the "
-                     "dilation (%lld)", i, (long long)c->out_pad[i], (long long)c->stride[i], (long long)c->dilation[i]);
+                     "dilation (%lld)", i, (long long)c->out_pad[i], (long long)c->stride[i],
+                     (long long)c->dilation[i]);
   for (int i = 0; same && i < nd; i++) /* torch refuses padding='same' with strides */
     if (c->stride[i] != 1)
       return lw_fail(RLX_ERR_UNSUPPORTED, "padding='same' with 'stride'[%d] = %lld (torch supports it only for "

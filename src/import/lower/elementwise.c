@@ -89,7 +89,8 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_bind(lw, n, x < 0 ? -1 : lw_emit(lw, RLX_OP_UNARY, &up, &x, 1));
   }
   int32_t a = as_tensor(lw, aa, av, ct, "argument 'self'");
-  int32_t b = a < 0 ? -1 : as_tensor(lw, ba, bv, ct, lw_arg(n, 1, "other") ? "argument 'other'" : "argument 'exponent'");
+  const char *bname = lw_arg(n, 1, "other") ? "argument 'other'" : "argument 'exponent'";
+  int32_t b = a < 0 ? -1 : as_tensor(lw, ba, bv, ct, bname);
   if (a < 0 || b < 0) return rlx_last_status();
   double alpha = 1.0;
   if (lw_is(n, "add") || lw_is(n, "sub") || lw_is(n, "rsub")) {

@@ -30,7 +30,8 @@ static rlx_status emit_matmul(rlx_lower *lw, const rlx_aten_node *n, int32_t a, 
   rlx_dtype at = lw_val(lw, a)->dtype, bt = lw_val(lw, b)->dtype;
   if (at != bt || (bias >= 0 && lw_val(lw, bias)->dtype != at)) /* torch: "expected m1 and m2 to have the same dtype" */
     return lw_fail(RLX_ERR_SHAPE, "matmul operands of different dtypes (%s, %s%s%s)", rlx_dtype_name(at),
-                   rlx_dtype_name(bt), bias >= 0 ? ", bias " : "", bias >= 0 ? rlx_dtype_name(lw_val(lw, bias)->dtype) : "");
+                   rlx_dtype_name(bt), bias >= 0 ? ", bias " : "",
+                   bias >= 0 ? rlx_dtype_name(lw_val(lw, bias)->dtype) : "");
   rlx_dtype ct = compute_type(t ? t->dtype : lw_val(lw, a)->dtype);
   a = lw_cast(lw, a, ct), b = lw_cast(lw, b, ct), bias = lw_cast(lw, bias, ct);
   if (a < 0 || b < 0) return rlx_last_status();

@@ -111,8 +111,8 @@ rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; i < cnt; i++) {
     cur.dims[i] = i < cnt - s.rank ? 1 : s.dims[i - (cnt - s.rank)];
     if (reps[i] < 0)
-      return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] is %lld; repeats must be >= 0", lw_is(n, "tile") ? "dims" : "repeats",
-                     i, (long long)reps[i]);
+      return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] is %lld; repeats must be >= 0",
+                     lw_is(n, "tile") ? "dims" : "repeats", i, (long long)reps[i]);
     bool ok = true;
     full.dims[i] = lw_mul64(cur.dims[i], reps[i], &ok);
     if (!ok) full.dims[i] = -1;
@@ -287,7 +287,8 @@ rlx_status rlx_lower_as_strided(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   if (ns != nt) return lw_fail(RLX_ERR_SHAPE, "as_strided: %d sizes and %d strides", ns, nt);
   for (int i = 0; i < ns; i++) { /* torch: sizes >= 0, no negative strides; the op checks the span */
-    if (size[i] < 0) return lw_fail(RLX_ERR_SHAPE, "argument 'size'[%d] is %lld; it must be >= 0", i, (long long)size[i]);
+    if (size[i] < 0)
+      return lw_fail(RLX_ERR_SHAPE, "argument 'size'[%d] is %lld; it must be >= 0", i, (long long)size[i]);
     if (stride[i] < 0)
       return lw_fail(RLX_ERR_SHAPE, "argument 'stride'[%d] is %lld; it must be >= 0", i, (long long)stride[i]);
   }

@@ -145,7 +145,8 @@ rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 2, "dim", 0, &dim);
   if (st) return st;
   const rlx_value *xv = lw_val(lw, x);
-  if (xv->shape.rank == 0) return lw_fail(RLX_ERR_SHAPE, "%s of a 0-d tensor", select ? "select_scatter" : "slice_scatter");
+  if (xv->shape.rank == 0)
+    return lw_fail(RLX_ERR_SHAPE, "%s of a 0-d tensor", select ? "select_scatter" : "slice_scatter");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t D = xv->shape.dims[a];
