@@ -140,6 +140,11 @@ uint16_t rlx_f32_to_f16(float f);
 float rlx_bf16_to_f32(uint16_t h);
 uint16_t rlx_f32_to_bf16(float f);
 
+/* A double as int64 the way torch's casts behave on x86: truncated toward
+ * zero; NaN and values outside int64 give INT64_MIN (cvttsd2si). Defined for
+ * every input (a plain C cast of those is undefined behaviour). */
+int64_t rlx_f64_to_i64(double v);
+
 /* Element i of a buffer of dtype t, as double / int64, and stores of either.
  * Stores convert as torch's casts do (float->int truncates toward zero,
  * anything->bool is "!= 0"). */

@@ -154,7 +154,7 @@ double rlx_load_f64(const void *p, rlx_dtype t, int64_t i) {
 /* Float to integer as torch's casts do on x86 for in-range values: truncate
  * toward zero. Out-of-range and NaN values (undefined in C and in torch) map
  * to INT64_MIN, as x86's cvttsd2si does. */
-static int64_t f64_to_i64(double v) {
+int64_t rlx_f64_to_i64(double v) {
   if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
   return (int64_t)v;
 }
@@ -167,7 +167,7 @@ int64_t rlx_load_i64(const void *p, rlx_dtype t, int64_t i) {
     case RLX_DTYPE_I8: return ((const int8_t *)p)[i];
     case RLX_DTYPE_U8: return ((const uint8_t *)p)[i];
     case RLX_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
-    default: return f64_to_i64(rlx_load_f64(p, t, i));
+    default: return rlx_f64_to_i64(rlx_load_f64(p, t, i));
   }
 }
 
@@ -178,7 +178,7 @@ void rlx_store_f64(void *p, rlx_dtype t, int64_t i, double v) {
     case RLX_DTYPE_BF16: ((uint16_t *)p)[i] = rlx_f32_to_bf16((float)v); break;
     case RLX_DTYPE_F64: ((double *)p)[i] = v; break;
     case RLX_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    default: rlx_store_i64(p, t, i, f64_to_i64(v)); break;
+    default: rlx_store_i64(p, t, i, rlx_f64_to_i64(v)); break;
   }
 }
 

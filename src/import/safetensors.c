@@ -206,8 +206,29 @@ const rlx_st_tensor *rlx_st_find(const rlx_st_file *f, const char *name) {
   return i < 0 ? NULL : &f->tensors[i];
 }
 
+bool rlx_st_aligned(const rlx_st_tensor *t) {
+  size_t es = rlx_dtype_size(t->dtype);
+  return !t->nbytes || (uintptr_t)t->data % es == 0;
+}
+
+rlx_status rlx_st_align(rlx_st_file *f) {
+  for (int32_t i = 0; i < f->n_tensors; i++) {
+    rlx_st_tensor *t = &f->tensors[i];
+    if (rlx_st_aligned(t)) continue;
+    if (rlx_grow((void **)&f->copies, &f->cap_copies, f->n_copies + 1, sizeof *f->copies)) return RLX_ERR_OUT_OF_MEMORY;
+    void *c = rlx_aligned_alloc((size_t)t->nbytes);
+    if (!c) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory copying tensor '%s' of %s", t->name, f->path);
+    memcpy(c, t->data, (size_t)t->nbytes);
+    f->copies[f->n_copies++] = c;
+    t->data = c;
+  }
+  return RLX_OK;
+}
+
 void rlx_st_close(rlx_st_file *f) {
   if (!f) return;
+  for (int32_t i = 0; i < f->n_copies; i++) rlx_aligned_free(f->copies[i]);
+  rlx_free(f->copies);
   if (f->map) {
     munmap(f->map, f->size);
     if (f->fd >= 0) close(f->fd);

@@ -40,6 +40,8 @@ typedef struct rlx_st_file {
   int32_t n_tensors;
   rlx_strmap index;   /* name -> tensor index */
   rlx_pool pool;
+  void **copies;      /* aligned copies made by rlx_st_align */
+  int32_t n_copies, cap_copies;
 } rlx_st_file;
 
 /* Maps and validates `path` (a regular file; see rlx_file_open). The map is
@@ -57,6 +59,13 @@ rlx_status rlx_st_check(const rlx_st_file *f);
 /* Validates a file image in memory (not copied; must outlive f). */
 rlx_status rlx_st_parse(const void *buf, size_t size, const char *path, rlx_st_file *f);
 const rlx_st_tensor *rlx_st_find(const rlx_st_file *f, const char *name);
+/* Whether a tensor's data is aligned to its element size. The format does
+ * not require it (the official writer aligns, older writers may not); code
+ * that loads elements in place needs it. */
+bool rlx_st_aligned(const rlx_st_tensor *t);
+/* Gives every misaligned tensor an aligned copy of its data (owned by f),
+ * so that all of f's tensors can be read in place. */
+rlx_status rlx_st_align(rlx_st_file *f);
 void rlx_st_close(rlx_st_file *f);
 
 #endif /* RLX_SAFETENSORS_H */

@@ -72,9 +72,11 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   for (int i = 0; i < p->nd; i++) {
     int64_t in = x->shape.dims[2 + i], k = w->shape.dims[2 + i];
     int64_t s = p->stride[i], pd = p->pad[i], d = p->dilation[i], o;
-    if (s < 1 || d < 1 || pd < 0) RLX_INFER_FAIL("conv axis %d: stride %lld, dilation %lld, "
-                                                 "padding %lld", i, (long long)s, (long long)d,
-                                                 (long long)pd);
+    if (!rlx_param_ok(s, 1) || !rlx_param_ok(d, 1) || !rlx_param_ok(pd, 0) ||
+        !rlx_param_ok(p->out_pad[i], 0))
+      RLX_INFER_FAIL("conv axis %d: stride %lld, dilation %lld, padding %lld, output padding %lld (stride and "
+                     "dilation must be in [1, 2^31], paddings in [0, 2^31])", i, (long long)s, (long long)d,
+                     (long long)pd, (long long)p->out_pad[i]);
     bool ok = true;
     int64_t span = rlx_mul64(d, k - 1, &ok), pad2 = rlx_mul64(2, pd, &ok);
     if (!p->transposed) { /* floor division: a window wider than the padded input gives 0 */

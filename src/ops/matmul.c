@@ -117,9 +117,12 @@ static rlx_status matmul_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       int64_t sc[RLX_MAX_RANK], total = rlx_shape_numel(&os);
       rlx_broadcast_strides(&cs, &os, sc);
       for (int64_t i = 0; i < total; i++) {
-        int64_t v = (int64_t)p->alpha * rlx_load_i64(out[0].data, out[0].dtype, i);
-        if (in[2].data) v += (int64_t)p->beta * rlx_load_i64(in[2].data, in[2].dtype, rlx_strided_offset(&os, sc, i));
-        rlx_store_i64(out[0].data, out[0].dtype, i, v);
+        /* integer arithmetic wraps, as torch's does (unsigned: no undefined overflow) */
+        uint64_t v = (uint64_t)rlx_f64_to_i64(p->alpha) * (uint64_t)rlx_load_i64(out[0].data, out[0].dtype, i);
+        if (in[2].data)
+          v += (uint64_t)rlx_f64_to_i64(p->beta) *
+               (uint64_t)rlx_load_i64(in[2].data, in[2].dtype, rlx_strided_offset(&os, sc, i));
+        rlx_store_i64(out[0].data, out[0].dtype, i, (int64_t)v);
       }
     }
     return RLX_OK; /* integer matmuls are never fused */

@@ -38,9 +38,9 @@ static rlx_status pool_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   int lead = x->shape.rank - p->nd;
   for (int i = 0; i < p->nd; i++) {
     int64_t k = p->kernel[i], s = p->stride[i], pd = p->pad[i], d = p->dilation[i];
-    if (k < 1 || s < 1 || d < 1 || pd < 0 || pd * 2 > k)
+    if (!rlx_param_ok(k, 1) || !rlx_param_ok(s, 1) || !rlx_param_ok(d, 1) || !rlx_param_ok(pd, 0) || pd * 2 > k)
       RLX_INFER_FAIL("pool axis %d: kernel %lld stride %lld pad %lld dilation %lld (pad must be "
-                     "at most half the kernel)", i, (long long)k, (long long)s, (long long)pd,
+                     "at most half the kernel; each at most 2^31)", i, (long long)k, (long long)s, (long long)pd,
                      (long long)d);
     int64_t o = pool_out(x->shape.dims[lead + i], k, s, pd, d, p->ceil_mode);
     if (o < 1) RLX_INFER_FAIL("pool axis %d: output size %lld < 1", i, (long long)o);

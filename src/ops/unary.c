@@ -178,15 +178,15 @@ static int64_t unary_i(const rlx_unary_params *p, int64_t x, rlx_dtype t) {
     case RLX_UNARY_SIGN: return (x > 0) - (x < 0);
     case RLX_UNARY_SQUARE: return (int64_t)((uint64_t)x * (uint64_t)x);
     case RLX_UNARY_BITWISE_NOT: return t == RLX_DTYPE_BOOL ? !x : ~x;
-    case RLX_UNARY_HARDTANH: return (double)x < p->a ? (int64_t)p->a : (double)x > p->b ? (int64_t)p->b : x;
+    case RLX_UNARY_HARDTANH: return (double)x < p->a ? rlx_f64_to_i64(p->a) : (double)x > p->b ? rlx_f64_to_i64(p->b) : x;
     case RLX_UNARY_CLAMP: {
       double v = (double)x;
-      if (p->a == p->a && v < p->a) return (int64_t)p->a;
-      if (p->b == p->b && v > p->b) return (int64_t)p->b;
+      if (p->a == p->a && v < p->a) return rlx_f64_to_i64(p->a);
+      if (p->b == p->b && v > p->b) return rlx_f64_to_i64(p->b);
       return x;
     }
     case RLX_UNARY_POW_SCALAR: {
-      int64_t e = (int64_t)p->a, r = 1;
+      int64_t e = rlx_f64_to_i64(p->a), r = 1; /* the lowering keeps it exact (|a| <= 2^53) */
       if (e < 0) return x == 1 ? 1 : x == -1 ? ((e & 1) ? -1 : 1) : 0;
       uint64_t b = (uint64_t)x, acc = 1;
       for (; e; e >>= 1, b *= b)

@@ -92,7 +92,13 @@ int cli_open_reference(cli_ctx *c, bool required) {
   }
   static char keep[4096]; /* the safetensors struct borrows its path */
   snprintf(keep, sizeof keep, "%s", path);
+  /* aligned copies of any misaligned tensor: the parity check reads in place */
   if (rlx_st_open(keep, &c->ref)) return cli_error(c, "cannot read the reference file");
+  if (rlx_st_align(&c->ref)) {
+    int rc = cli_error(c, "cannot read the reference file");
+    rlx_st_close(&c->ref);
+    return rc;
+  }
   c->has_ref = true;
   return 0;
 }

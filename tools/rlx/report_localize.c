@@ -88,6 +88,11 @@ static int localize_torch(cli_ctx *c, const rlx_tensor_view *in, const rlx_parit
   }
   rlx_st_file inter;
   if (rlx_st_open(path, &inter)) return cli_error(c, "cannot read intermediates.safetensors");
+  if (rlx_st_align(&inter)) {
+    int rc = cli_error(c, "cannot read intermediates.safetensors");
+    rlx_st_close(&inter);
+    return rc;
+  }
   rlx_localize_report rep;
   if (rlx_localize(c->model, in, &inter, po, &rep)) {
     rlx_st_close(&inter);
