@@ -169,6 +169,7 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
   memset(p, 0, sizeof *p);
   int32_t nv = g->n_values, nn = g->n_nodes;
   p->n_values = nv;
+  p->largest = -1;
   p->offset = rlx_malloc(sizeof(int64_t) * (size_t)(nv + 1));
   p->alias_of = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
   p->skip = rlx_calloc((size_t)(nn + 1), sizeof(bool));
@@ -228,6 +229,7 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
         break;
       }
       p->offset[v] = off;
+      if (p->largest < 0 || sz > (int64_t)rlx_value_nbytes(&g->values[p->largest])) p->largest = v;
     }
     for (int32_t v = free_at[i]; v >= 0 && !st; v = free_next[v]) {
       int64_t sz = (int64_t)((rlx_value_nbytes(&g->values[v]) + ALIGN - 1) & ~(size_t)(ALIGN - 1));

@@ -23,6 +23,7 @@ typedef struct rlx_plan {
   size_t values_size;  /* bytes used by values */
   size_t scratch_offset, scratch_size;
   size_t arena_size;   /* values + scratch */
+  int32_t largest;     /* the largest value in the arena (for messages), -1 if none */
 } rlx_plan;
 
 /* `aliasing`: let reshape outputs share their input's storage.

@@ -47,6 +47,15 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
   if (!s->arena || !s->ptr || !s->bound_in || !s->bound_out || !s->views || !s->view_at) {
     bool arena = !s->arena;
     rlx_session_destroy(s);
+    if (arena && c->plan.largest >= 0) {
+      const rlx_value *v = &g->values[c->plan.largest];
+      const rlx_node *n = &g->nodes[v->producer];
+      char sh[160];
+      return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session: an arena of %zu bytes; its "
+                        "largest value is node '%s' (%s), %s %s of %zu bytes", c->plan.arena_size, n->label,
+                        n->aten ? n->aten : rlx_op_table[n->op].name, rlx_dtype_name(v->dtype),
+                        rlx_shape_str(&v->shape, sh, sizeof sh), rlx_value_nbytes(v));
+    }
     if (arena) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session (an arena of %zu bytes)",
                                  c->plan.arena_size);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session's tables");
