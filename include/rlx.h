@@ -163,6 +163,9 @@ typedef struct rlx_compile_options {
   int threads;            /* 1..RLX_MAX_THREADS, or 0: one per core (at most RLX_MAX_THREADS) */
   int reference_kernels;  /* nonzero: plain reference kernels only */
   int no_passes;          /* nonzero: skip folding and other graph passes */
+  size_t max_memory;      /* 0: no limit; else the most bytes a session's arena may take (a bound
+                             for untrusted models: compile fails with RLX_ERR_OUT_OF_MEMORY
+                             naming the largest value when the plan needs more) */
 } rlx_compile_options;
 
 /* Fills *opts with the defaults (size set, CPU, all cores, passes on). */

@@ -150,6 +150,19 @@ rlx_status rlx_model_compile(const rlx_model *m, const rlx_compile_options *opts
     if (!st) scratch[i] = c->kernels[i].scratch;
   }
   if (!st) st = rlx_plan_memory(&c->graph, true, scratch, &c->plan);
+  if (!st && o.max_memory && c->plan.arena_size > o.max_memory) {
+    char sh[160];
+    const rlx_value *v = c->plan.largest >= 0 ? &c->graph.values[c->plan.largest] : NULL;
+    const rlx_node *n = v ? &c->graph.nodes[v->producer] : NULL;
+    if (n)
+      st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the model needs an arena of %zu bytes, over max_memory (%zu); its "
+                      "largest value is node '%s' (%s), %s %s", c->plan.arena_size, o.max_memory, n->label,
+                      n->aten ? n->aten : rlx_op_table[n->op].name, rlx_dtype_name(v->dtype),
+                      rlx_shape_str(&v->shape, sh, sizeof sh));
+    else
+      st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the model needs an arena of %zu bytes, over max_memory (%zu)",
+                      c->plan.arena_size, o.max_memory);
+  }
   rlx_free(scratch);
   if (st) {
     rlx_compiled_destroy(c);

@@ -294,6 +294,25 @@ TEST(truncated_weights_while_loaded) {
   }
 }
 
+/* max_memory bounds what an untrusted model can make a session allocate:
+ * compile fails naming the largest value instead. */
+TEST(max_memory_limit) {
+  rlx_model *m = NULL;
+  rlx_compiled *c = NULL;
+  CHECK_OK(rlx_model_load("examples/models/mnist_cnn", NULL, &m));
+  rlx_compile_options o;
+  rlx_compile_options_init(&o);
+  o.max_memory = 1024;
+  CHECK_ERR(rlx_model_compile(m, &o, &c), RLX_ERR_OUT_OF_MEMORY, "over max_memory (1024); its largest value is node '");
+  CHECK(c == NULL);
+  o.max_memory = (size_t)1 << 30;
+  CHECK_OK(rlx_model_compile(m, &o, &c));
+  rlx_compiled_destroy(c);
+  o.threads = RLX_MAX_THREADS + 1;
+  CHECK_ERR(rlx_model_compile(m, &o, &c), RLX_ERR_INVALID_ARGUMENT, "threads=257");
+  rlx_model_destroy(m);
+}
+
 TEST_MAIN(as_strided_span_overflow, output_shape_limit, pdist_pair_count_overflow, col2im_params_bounded,
           pad_extremes, resize_hostile_scales, grid_sample_reflection_extremes, exp_f32_non_finite,
-          special_files_refused, truncated_weights_while_loaded)
+          special_files_refused, truncated_weights_while_loaded, max_memory_limit)

@@ -41,13 +41,22 @@ int cli_compile_flag(const char *cmd, int argc, char **argv, int *i, rlx_compile
   const char *a = argv[*i];
   if (!strcmp(a, "--reference-kernels")) return o->reference_kernels = 1, 1;
   if (!strcmp(a, "--no-passes")) return o->no_passes = 1, 1;
+  if (!strcmp(a, "--max-memory")) {
+    if (*i + 1 >= argc) return cli_usage(cmd, "%s needs a value", a), -1;
+    const char *v = argv[++*i];
+    char *end;
+    double mb = strtod(v, &end);
+    if (*end || !(mb > 0 && mb < 1e12)) return cli_usage(cmd, "--max-memory %s: expected megabytes > 0", v), -1;
+    o->max_memory = (size_t)(mb * 1048576.0);
+    return 1;
+  }
   if (!strcmp(a, "--threads") || !strcmp(a, "--device")) {
     if (*i + 1 >= argc) return cli_usage(cmd, "%s needs a value", a), -1;
     const char *v = argv[++*i];
     if (!strcmp(a, "--threads")) {
       char *end;
       long t = strtol(v, &end, 10);
-      if (*end || t < 0 || t > 1024) return cli_usage(cmd, "--threads %s: expected 0..1024", v), -1;
+      if (*end || t < 0 || t > RLX_MAX_THREADS) return cli_usage(cmd, "--threads %s: expected 0..%d", v, RLX_MAX_THREADS), -1;
       o->threads = (int)t;
     } else if (!strcmp(v, "cpu")) {
       o->device = RLX_DEVICE_CPU;

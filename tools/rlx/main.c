@@ -19,6 +19,8 @@ static void usage(FILE *f) {
           "  rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile]   latency percentiles; per-node times\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
           "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n\n"
+          "verify, run and bench also take --reference-kernels, --no-passes, --device cpu and\n"
+          "--max-memory MB (refuse a model whose session arena would be larger: untrusted models)\n\n"
           "exit status: 0 success / parity PASS, 1 parity FAIL, 2 error\n",
           RLX_VERSION_MAJOR, RLX_VERSION_MINOR, RLX_VERSION_PATCH);
 }
