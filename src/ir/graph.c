@@ -17,16 +17,79 @@ void rlx_graph_free(rlx_graph *g) {
   rlx_free(g->inputs);
   rlx_free(g->outputs);
   rlx_free(g->fx_values);
+  rlx_free(g->guards);
+  rlx_symtab_free(&g->syms);
   rlx_pool_free(&g->pool);
   memset(g, 0, sizeof *g);
 }
 
+bool rlx_shape_is_symbolic(const rlx_shape *s) {
+  for (int i = 0; i < s->rank && i < RLX_MAX_RANK; i++)
+    if (rlx_dim_is_sym(s->dims[i])) return true;
+  return false;
+}
+
+bool rlx_graph_shape_valid(const rlx_graph *g, const rlx_shape *s) {
+  if (!rlx_shape_is_symbolic(s)) return rlx_shape_valid(s, NULL);
+  if (s->rank < 0 || s->rank > RLX_MAX_RANK) return false;
+  int64_t nz = 1;
+  for (int i = 0; i < s->rank; i++) {
+    int64_t lo, hi;
+    if (!rlx_dim_valid(&g->syms, s->dims[i])) return false;
+    rlx_dim_bounds(&g->syms, s->dims[i], &lo, &hi);
+    /* a lower bound below 0 is allowed: bindings where the dim would be
+     * negative are refused when they are bound (docs/design.md, "Shapes") */
+    if (hi < 0) return false;
+    if (hi > 0 && (__builtin_mul_overflow(nz, hi, &nz) || nz > RLX_MAX_NUMEL)) return false;
+  }
+  return true;
+}
+
+int64_t rlx_value_max_numel(const rlx_graph *g, const rlx_value *v) {
+  int64_t n = 1;
+  for (int i = 0; i < v->shape.rank; i++) {
+    int64_t lo, hi;
+    rlx_dim_bounds(&g->syms, v->shape.dims[i], &lo, &hi);
+    if (hi <= 0) return 0;
+    if (__builtin_mul_overflow(n, hi, &n)) return INT64_MAX;
+  }
+  return n;
+}
+
+char *rlx_graph_shape_str(const rlx_graph *g, const rlx_shape *s, char *buf, size_t cap) {
+  if (!rlx_shape_is_symbolic(s)) return rlx_shape_str(s, buf, cap);
+  size_t n = 0;
+  buf[0] = '\0';
+  n += (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < s->rank && n + 1 < cap; i++) {
+    char d[96];
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", rlx_dim_str(&g->syms, s->dims[i], d, sizeof d));
+  }
+  if (n + 1 < cap) snprintf(buf + n, cap - n, "]");
+  return buf;
+}
+
+const char *rlx_rel_name(rlx_rel r) {
+  static const char *names[] = {"==", "!=", "<", "<=", ">", ">="};
+  return (unsigned)r < 6 ? names[r] : "?";
+}
+
+rlx_status rlx_graph_add_guard(rlx_graph *g, rlx_dim lhs, rlx_rel rel, rlx_dim rhs, const char *what) {
+  rlx_status st = rlx_grow((void **)&g->guards, &g->cap_guards, g->n_guards + 1, sizeof *g->guards);
+  if (st) return st;
+  const char *w = rlx_pool_strdup(&g->pool, what ? what : "");
+  if (!w) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory adding a guard");
+  g->guards[g->n_guards++] = (rlx_guard){lhs, rhs, rel, w};
+  return RLX_OK;
+}
+
 static int32_t new_value(rlx_graph *g, rlx_value_kind kind, rlx_dtype t, const rlx_shape *s,
                          const char *name) {
-  if (!rlx_shape_valid(s, NULL) || !rlx_dtype_valid(t)) {
-    char buf[160];
+  if (!rlx_graph_shape_valid(g, s) || !rlx_dtype_valid(t) ||
+      (kind != RLX_VALUE_INPUT && kind != RLX_VALUE_NODE && rlx_shape_is_symbolic(s))) {
+    char buf[256];
     rlx_errorf(RLX_ERR_SHAPE, "value '%s' has an invalid shape %s or dtype", name ? name : "?",
-               rlx_shape_str(s, buf, sizeof buf));
+               rlx_graph_shape_str(g, s, buf, sizeof buf));
     return -1;
   }
   if (rlx_grow((void **)&g->values, &g->cap_values, g->n_values + 1, sizeof *g->values)) return -1;
@@ -125,16 +188,24 @@ int32_t rlx_graph_add_node(rlx_graph *g, rlx_op op, const rlx_params *p, const i
     goto fail;
   }
   if (n_in) memcpy(n->in, in, sizeof(int32_t) * (size_t)n_in);
+  if (!rlx_op_table[op].vt->symbolic)
+    for (int32_t k = 0; k < n_in; k++)
+      if (in[k] >= 0 && rlx_shape_is_symbolic(&g->values[in[k]].shape)) {
+        char buf[256];
+        rlx_errorf(RLX_ERR_UNSUPPORTED, "input %d has the symbolic shape %s; rlx runs this op at static shapes "
+                   "only (export with that axis static)", k, rlx_graph_shape_str(g, &g->values[in[k]].shape, buf, sizeof buf));
+        goto fail;
+      }
 
   rlx_shape shapes[4];
   rlx_dtype dtypes[4];
   RLX_ASSERT(n_out <= 4);
   if (rlx_op_table[op].vt->infer(g, n, shapes, dtypes)) goto fail;
   for (int32_t k = 0; k < n_out; k++)
-    if (!rlx_shape_valid(&shapes[k], NULL)) {
-      char buf[160];
+    if (!rlx_graph_shape_valid(g, &shapes[k])) {
+      char buf[256];
       rlx_errorf(RLX_ERR_SHAPE, "output %d would have shape %s: more than 2^48 elements or a negative dim",
-                 k, rlx_shape_str(&shapes[k], buf, sizeof buf));
+                 k, rlx_graph_shape_str(g, &shapes[k], buf, sizeof buf));
       goto fail;
     }
 
@@ -182,12 +253,17 @@ rlx_tensor_view rlx_value_view(const rlx_value *v) {
 }
 
 size_t rlx_value_nbytes(const rlx_value *v) {
+  RLX_ASSERT(!rlx_shape_is_symbolic(&v->shape)); /* sized per binding (runtime instance) */
   return (size_t)rlx_shape_numel(&v->shape) * rlx_dtype_size(v->dtype);
 }
 
 rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
   rlx_graph_init(dst);
   rlx_status st = RLX_ERR_OUT_OF_MEMORY;
+  if (rlx_symtab_clone(&src->syms, &dst->syms)) return RLX_ERR_OUT_OF_MEMORY;
+  for (int32_t i = 0; i < src->n_guards; i++)
+    if (rlx_graph_add_guard(dst, src->guards[i].lhs, src->guards[i].rel, src->guards[i].rhs, src->guards[i].what))
+      goto fail;
   if (rlx_grow((void **)&dst->values, &dst->cap_values, src->n_values, sizeof *dst->values) ||
       rlx_grow((void **)&dst->nodes, &dst->cap_nodes, src->n_nodes, sizeof *dst->nodes) ||
       rlx_grow((void **)&dst->inputs, &dst->cap_inputs, src->n_inputs, sizeof *dst->inputs) ||
@@ -256,7 +332,7 @@ rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
   char msg[512], a[96], b[96];
   for (int32_t i = 0; i < g->n_values; i++) {
     const rlx_value *v = &g->values[i];
-    if (!rlx_dtype_valid(v->dtype) || !rlx_shape_valid(&v->shape, NULL))
+    if (!rlx_dtype_valid(v->dtype) || !rlx_graph_shape_valid(g, &v->shape))
       return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): value %d has a bad type (rank, "
                         "a negative dim or more than 2^48 elements)", stage, i);
     if ((v->kind == RLX_VALUE_WEIGHT || v->kind == RLX_VALUE_CONST) && !v->data &&

@@ -20,6 +20,7 @@
 
 #include "core/core.h"
 #include "ir/params.h"
+#include "ir/sym.h"
 
 typedef enum rlx_op {
 #define RLX_OP(e, name, mi, ma, mo) RLX_OP_##e,
@@ -57,8 +58,26 @@ typedef struct rlx_node {
                         comma-separated ("bn_3,relu_2"), or NULL */
 } rlx_node;
 
+/* A relation between two dims that must hold at every binding of the
+ * symbols (docs/design.md, "Shapes"): from torch.export's guards and asserts,
+ * and from checks shape inference could not decide at load. */
+typedef enum rlx_rel { RLX_REL_EQ, RLX_REL_NE, RLX_REL_LT, RLX_REL_LE, RLX_REL_GT, RLX_REL_GE } rlx_rel;
+
+typedef struct rlx_guard {
+  rlx_dim lhs, rhs;
+  rlx_rel rel;
+  const char *what; /* where it comes from, for messages (pool) */
+} rlx_guard;
+
 typedef struct rlx_graph {
   rlx_pool pool;
+  /* Shape symbols and the expressions of symbolic dims. Infer functions add
+   * expressions to it through a const graph (rlx_graph_syms): it is an
+   * append-only, hash-consed cache of values, so that does not change what
+   * the graph means. Nothing adds to it after compile. */
+  rlx_symtab syms;
+  rlx_guard *guards;
+  int32_t n_guards, cap_guards;
   rlx_value *values;
   int32_t n_values, cap_values;
   rlx_node *nodes;
@@ -90,6 +109,13 @@ typedef struct rlx_op_vtable {
   size_t (*scratch)(const rlx_graph *g, const rlx_node *n);
   /* Writes a short description of the params ("axis=-1 eps=1e-05"). */
   void (*print)(const rlx_node *n, char *buf, size_t cap);
+  /* Whether infer handles symbolic dims in its inputs (and, for the ops
+   * with concretize, in its params). rlx_graph_add_node refuses symbolic
+   * inputs to the others, naming the op. */
+  bool symbolic;
+  /* For ops whose params hold dims (targets, bounds, sizes): replaces each
+   * symbolic one by its value at a binding (expr_vals: rlx_symtab_eval). */
+  void (*concretize)(rlx_params *p, const int64_t *expr_vals);
 } rlx_op_vtable;
 
 typedef struct rlx_op_info {
@@ -129,6 +155,25 @@ int32_t rlx_graph_add1(rlx_graph *g, rlx_op op, const rlx_params *p, const int32
                        int32_t n_in, const char *label, const char *aten);
 
 rlx_status rlx_graph_add_output(rlx_graph *g, int32_t value);
+
+/* The graph's symbol table, writable for infer functions (see rlx_graph). */
+static inline rlx_symtab *rlx_graph_syms(const rlx_graph *g) { return (rlx_symtab *)&g->syms; }
+
+/* Whether a shape has a symbolic dim. */
+bool rlx_shape_is_symbolic(const rlx_shape *s);
+/* A valid shape at some binding: rank 0..8, every constant dim >= 0, every
+ * symbolic dim's upper bound >= 0, and the product of the upper bounds at
+ * most RLX_MAX_NUMEL (rlx_shape_valid for static shapes). */
+bool rlx_graph_shape_valid(const rlx_graph *g, const rlx_shape *s);
+/* The largest element count of a value over all bindings (its static count
+ * when it has no symbolic dim). */
+int64_t rlx_value_max_numel(const rlx_graph *g, const rlx_value *v);
+/* "[2, seq, 768]" (symbolic dims as expressions) into buf; returns buf. */
+char *rlx_graph_shape_str(const rlx_graph *g, const rlx_shape *s, char *buf, size_t cap);
+/* Adds a guard (what: copied). */
+rlx_status rlx_graph_add_guard(rlx_graph *g, rlx_dim lhs, rlx_rel rel, rlx_dim rhs, const char *what);
+/* "==", "<=", ... */
+const char *rlx_rel_name(rlx_rel r);
 
 /* A value's view (shape, dtype; data from the value where it has data). */
 rlx_tensor_view rlx_value_view(const rlx_value *v);

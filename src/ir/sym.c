@@ -254,6 +254,7 @@ static rlx_status poly_add_term(poly *p, const rlx_term *tm, int64_t c) {
 
 static void poly_of(const rlx_symtab *t, rlx_dim d, poly *p) {
   p->n = 0;
+  RLX_ASSERT(rlx_dim_valid(t, d)); /* callers check dims from files first */
   if (!rlx_dim_is_sym(d)) {
     if (d) p->t[0] = (rlx_term){.coef = d, .deg = 0}, p->n = 1;
     return;
@@ -486,7 +487,15 @@ static rlx_status minmax(rlx_symtab *t, rlx_dim a, rlx_dim b, bool is_max, rlx_d
 rlx_status rlx_dim_min(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) { return minmax(t, a, b, false, out); }
 rlx_status rlx_dim_max(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) { return minmax(t, a, b, true, out); }
 
+bool rlx_dim_valid(const rlx_symtab *t, rlx_dim d) {
+  return !rlx_dim_is_sym(d) || (rlx_dim_expr(d) >= 0 && rlx_dim_expr(d) < t->n_exprs);
+}
+
 void rlx_dim_bounds(const rlx_symtab *t, rlx_dim d, int64_t *lo, int64_t *hi) {
+  if (!rlx_dim_valid(t, d)) { /* never a real dim: unbounded, so no check passes on it */
+    *lo = INT64_MIN, *hi = INT64_MAX;
+    return;
+  }
   if (!rlx_dim_is_sym(d)) {
     *lo = *hi = d;
     return;

@@ -56,6 +56,11 @@ static inline bool rlx_dim_is_sym(rlx_dim d) { return d < RLX_DIM_SYM_BASE + RLX
 static inline int32_t rlx_dim_expr(rlx_dim d) { return (int32_t)(d - RLX_DIM_SYM_BASE); }
 static inline rlx_dim rlx_dim_of_expr(int32_t e) { return RLX_DIM_SYM_BASE + e; }
 
+struct rlx_symtab;
+/* Whether d is a constant or names an existing expression of t (a value
+ * read from a file can fall in the symbolic range: never trust one). */
+bool rlx_dim_valid(const struct rlx_symtab *t, rlx_dim d);
+
 typedef struct rlx_symbol {
   const char *name;
   int64_t min, max; /* inclusive range */

@@ -28,6 +28,8 @@ static rlx_status attn_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   for (int i = 0; i < r - 3; i++)
     if (kd[i] != qd[i] || vd[i] != qd[i]) RLX_INFER_FAIL("attention batch dims differ at axis %d", i);
   int64_t Hq = qd[r - 3], Hk = kd[r - 3];
+  if (rlx_dim_is_sym(Hq) || rlx_dim_is_sym(Hk) || rlx_dim_is_sym(qd[r - 1]) || rlx_dim_is_sym(vd[r - 1]))
+    RLX_INFER_FAIL("attention needs static head counts and head sizes");
   if (vd[r - 3] != Hk || Hk < 1 || Hq % Hk)
     RLX_INFER_FAIL("attention heads: q %lld, k %lld, v %lld (q heads must be a multiple of kv heads)",
                    (long long)Hq, (long long)Hk, (long long)vd[r - 3]);
@@ -118,4 +120,4 @@ static void attn_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_attention = {
-    .infer = attn_infer, .ref = attn_ref, .scratch = attn_scratch, .print = attn_print};
+    .infer = attn_infer, .ref = attn_ref, .scratch = attn_scratch, .print = attn_print, .symbolic = true};

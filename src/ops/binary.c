@@ -192,4 +192,4 @@ static void binary_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_binary = {
-    .infer = binary_infer, .ref = binary_ref, .print = binary_print};
+    .infer = binary_infer, .ref = binary_ref, .print = binary_print, .symbolic = true};

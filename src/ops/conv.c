@@ -69,8 +69,30 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   os[0].rank = x->shape.rank;
   os[0].dims[0] = x->shape.dims[0];
   os[0].dims[1] = O;
+  if (rlx_dim_is_sym(C)) RLX_INFER_FAIL("conv needs a static channel count (axis 1 is symbolic)");
   for (int i = 0; i < p->nd; i++) {
     int64_t in = x->shape.dims[2 + i], k = w->shape.dims[2 + i];
+    if (rlx_dim_is_sym(in)) { /* a symbolic size: the same formula on dims (bounds checked per binding) */
+      if (!rlx_param_ok(p->stride[i], 1) || !rlx_param_ok(p->dilation[i], 1) || !rlx_param_ok(p->pad[i], 0) ||
+          !rlx_param_ok(p->out_pad[i], 0))
+        RLX_INFER_FAIL("conv axis %d: parameters out of range", i);
+      rlx_symtab *t = rlx_graph_syms(g);
+      int64_t span = p->dilation[i] * (k - 1), s = p->stride[i], pd = p->pad[i];
+      rlx_dim o;
+      rlx_status st;
+      if (!p->transposed) {
+        st = rlx_dim_add(t, in, 2 * pd - span - 1, &o);
+        if (!st) st = rlx_dim_floordiv(t, o, s, &o);
+        if (!st) st = rlx_dim_add(t, o, 1, &o);
+      } else {
+        st = rlx_dim_add(t, in, -1, &o);
+        if (!st) st = rlx_dim_mul(t, o, s, &o);
+        if (!st) st = rlx_dim_add(t, o, span - 2 * pd + p->out_pad[i] + 1, &o);
+      }
+      if (st) return st;
+      os[0].dims[2 + i] = o;
+      continue;
+    }
     int64_t s = p->stride[i], pd = p->pad[i], d = p->dilation[i], o;
     if (!rlx_param_ok(s, 1) || !rlx_param_ok(d, 1) || !rlx_param_ok(pd, 0) ||
         !rlx_param_ok(p->out_pad[i], 0))
@@ -231,5 +253,5 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 
-const rlx_op_vtable rlx_op_conv = {
-    .infer = conv_infer, .ref = conv_ref, .scratch = conv_scratch, .print = conv_print};
+const rlx_op_vtable rlx_op_conv = {.infer = conv_infer, .ref = conv_ref, .scratch = conv_scratch,
+                                   .print = conv_print, .symbolic = true};

@@ -5,10 +5,9 @@
 #include "ops/ops_util.h"
 
 static rlx_status full_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
-  (void)g;
   const rlx_full_params *p = &n->p.full;
   if (!rlx_dtype_valid(p->dtype)) RLX_INFER_FAIL("full: invalid dtype");
-  if (!rlx_shape_valid(&p->shape, NULL))
+  if (!rlx_graph_shape_valid(g, &p->shape))
     RLX_INFER_FAIL("full: invalid shape (rank %d, a negative dim or more than 2^48 elements)", p->shape.rank);
   os[0] = p->shape;
   od[0] = p->dtype;
@@ -34,16 +33,24 @@ static void full_print(const rlx_node *n, char *buf, size_t cap) {
   else rlx_bprintf(buf, cap, "value=%lld", (long long)p->ivalue);
 }
 
-const rlx_op_vtable rlx_op_full = {.infer = full_infer, .ref = full_ref, .print = full_print};
+static void full_concretize(rlx_params *p, const int64_t *ev) {
+  for (int i = 0; i < p->full.shape.rank; i++) p->full.shape.dims[i] = rlx_dim_value(p->full.shape.dims[i], ev);
+}
+
+const rlx_op_vtable rlx_op_full = {.infer = full_infer, .ref = full_ref, .print = full_print, .symbolic = true,
+                                   .concretize = full_concretize};
 
 static rlx_status arange_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
-  (void)g;
   const rlx_arange_params *p = &n->p.arange;
   if (!rlx_dtype_valid(p->dtype) || p->dtype == RLX_DTYPE_BOOL) RLX_INFER_FAIL("arange: bad dtype");
-  if (p->length < 0) RLX_INFER_FAIL("arange: negative length");
+  if (!rlx_dim_valid(&g->syms, p->length)) RLX_INFER_FAIL("arange: length out of range");
+  int64_t lo, len; /* a symbolic length: its largest value */
+  rlx_dim_bounds(&g->syms, p->length, &lo, &len);
+  if (len < 0) RLX_INFER_FAIL("arange: negative length");
+  if (len > RLX_MAX_NUMEL) RLX_INFER_FAIL("arange: more than 2^48 elements");
   bool ok = true;
-  if (!rlx_dtype_is_float(p->dtype) && p->length > 0)
-    rlx_add64(p->istart, rlx_mul64(p->length - 1, p->istep, &ok), &ok);
+  if (!rlx_dtype_is_float(p->dtype) && len > 0)
+    rlx_add64(p->istart, rlx_mul64(len - 1, p->istep, &ok), &ok);
   if (!ok) RLX_INFER_FAIL("arange: start + (n - 1) * step overflows");
   os[0].rank = 1;
   os[0].dims[0] = p->length;
@@ -69,4 +76,7 @@ static void arange_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, " n=%lld", (long long)p->length);
 }
 
-const rlx_op_vtable rlx_op_arange = {.infer = arange_infer, .ref = arange_ref, .print = arange_print};
+static void arange_concretize(rlx_params *p, const int64_t *ev) { p->arange.length = rlx_dim_value(p->arange.length, ev); }
+
+const rlx_op_vtable rlx_op_arange = {.infer = arange_infer, .ref = arange_ref, .print = arange_print,
+                                     .symbolic = true, .concretize = arange_concretize};

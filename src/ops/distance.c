@@ -69,7 +69,7 @@ static rlx_status cdist_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
 
 static void dist_print(const rlx_node *n, char *buf, size_t cap) { rlx_bprintf(buf, cap, "p=%g", n->p.dist.p); }
 
-const rlx_op_vtable rlx_op_cdist = {.infer = cdist_infer, .ref = cdist_ref, .print = dist_print};
+const rlx_op_vtable rlx_op_cdist = {.infer = cdist_infer, .ref = cdist_ref, .print = dist_print, .symbolic = true};
 
 static rlx_status pdist_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
@@ -77,10 +77,17 @@ static rlx_status pdist_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   if (n->p.dist.p < 0) RLX_INFER_FAIL("pdist p must be >= 0");
   int64_t N = x->shape.dims[0];
   os[0].rank = 1;
-  bool ok = true;
-  int64_t pairs = N < 2 ? 0 : rlx_mul64(N, N - 1, &ok) / 2;
-  if (!ok) RLX_INFER_FAIL("pdist of %lld rows: the pair count overflows", (long long)N);
-  os[0].dims[0] = pairs;
+  if (rlx_dim_is_sym(N)) { /* N (N - 1) / 2 */
+    rlx_symtab *t = rlx_graph_syms(g);
+    rlx_dim m;
+    if (rlx_dim_add(t, N, -1, &m) || rlx_dim_mul(t, N, m, &m) || rlx_dim_floordiv(t, m, 2, &os[0].dims[0]))
+      return rlx_last_status();
+  } else {
+    bool ok = true;
+    int64_t pairs = N < 2 ? 0 : rlx_mul64(N, N - 1, &ok) / 2;
+    if (!ok) RLX_INFER_FAIL("pdist of %lld rows: the pair count overflows", (long long)N);
+    os[0].dims[0] = pairs;
+  }
   od[0] = x->dtype;
   return RLX_OK;
 }
@@ -95,7 +102,7 @@ static rlx_status pdist_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   return RLX_OK;
 }
 
-const rlx_op_vtable rlx_op_pdist = {.infer = pdist_infer, .ref = pdist_ref, .print = dist_print};
+const rlx_op_vtable rlx_op_pdist = {.infer = pdist_infer, .ref = pdist_ref, .print = dist_print, .symbolic = true};
 
 /* ---- embedding_bag ---- */
 
@@ -108,8 +115,9 @@ static rlx_status bag_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   if (p->mode < 0 || p->mode > 2) RLX_INFER_FAIL("embedding_bag mode %d", p->mode);
   if (psw && (p->mode != 0 || psw->dtype != w->dtype || !rlx_shape_eq(&psw->shape, &ix->shape)))
     RLX_INFER_FAIL("per_sample_weights need mode sum and the indices' shape");
-  int64_t B = off->shape.dims[0] - (p->include_last_offset ? 1 : 0);
-  if (B < 0) RLX_INFER_FAIL("embedding_bag offsets are empty");
+  rlx_dim B;
+  if (rlx_dim_add(rlx_graph_syms(g), off->shape.dims[0], p->include_last_offset ? -1 : 0, &B)) return rlx_last_status();
+  if (!rlx_dim_is_sym(B) && B < 0) RLX_INFER_FAIL("embedding_bag offsets are empty");
   os[0].rank = 2;
   os[0].dims[0] = B;
   os[0].dims[1] = w->shape.dims[1];
@@ -159,4 +167,5 @@ static void bag_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->padding_idx >= 0) rlx_bprintf(buf, cap, " padding_idx=%lld", (long long)p->padding_idx);
 }
 
-const rlx_op_vtable rlx_op_embedding_bag = {.infer = bag_infer, .ref = bag_ref, .print = bag_print};
+const rlx_op_vtable rlx_op_embedding_bag = {.infer = bag_infer, .ref = bag_ref, .print = bag_print,
+                                            .symbolic = true};

@@ -132,4 +132,4 @@ static void gs_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "%s %s%s", modes[p->mode], pads[p->padding], p->align_corners ? " align_corners" : "");
 }
 
-const rlx_op_vtable rlx_op_grid_sample = {.infer = gs_infer, .ref = gs_ref, .print = gs_print};
+const rlx_op_vtable rlx_op_grid_sample = {.infer = gs_infer, .ref = gs_ref, .print = gs_print, .symbolic = true};

@@ -82,4 +82,4 @@ static rlx_status grouped_matmul_ref(const rlx_node *n, const rlx_tensor_view *i
   return RLX_OK;
 }
 
-const rlx_op_vtable rlx_op_grouped_matmul = {.infer = grouped_matmul_infer, .ref = grouped_matmul_ref};
+const rlx_op_vtable rlx_op_grouped_matmul = {.infer = grouped_matmul_infer, .ref = grouped_matmul_ref, .symbolic = true};

@@ -128,5 +128,5 @@ static void histc_print(const rlx_node *n, char *buf, size_t cap) {
   else rlx_bprintf(buf, cap, " min=%g max=%g", p->min, p->max);
 }
 
-const rlx_op_vtable rlx_op_histc = {
-    .infer = histc_infer, .ref = histc_ref, .scratch = histc_scratch, .print = histc_print};
+const rlx_op_vtable rlx_op_histc = {.infer = histc_infer, .ref = histc_ref, .scratch = histc_scratch,
+                                    .print = histc_print, .symbolic = true};

@@ -64,7 +64,7 @@ static void gather_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "axis=%d%s", n->p.gather.axis, n->p.gather.wrap_negative ? " wrap" : "");
 }
 
-const rlx_op_vtable rlx_op_gather = {.infer = gather_infer, .ref = gather_ref, .print = gather_print};
+const rlx_op_vtable rlx_op_gather = {.infer = gather_infer, .ref = gather_ref, .print = gather_print, .symbolic = true};
 
 /* ---- advanced indexing: index (read) and index_put (write) ---- */
 
@@ -205,7 +205,7 @@ static void index_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "axes=0x%x", n->p.index.indexed);
 }
 
-const rlx_op_vtable rlx_op_index = {.infer = index_infer, .ref = index_ref, .print = index_print};
+const rlx_op_vtable rlx_op_index = {.infer = index_infer, .ref = index_ref, .print = index_print, .symbolic = true};
 
 /* index_put: x, values, index tensors... -> x with x[indices] = values
  * (or += values when accumulating; repeated indices then all add up). */
@@ -254,7 +254,7 @@ static void index_put_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_index_put = {
-    .infer = index_put_infer, .ref = index_put_ref, .print = index_put_print};
+    .infer = index_put_infer, .ref = index_put_ref, .print = index_put_print, .symbolic = true};
 
 /* ---- scan ---- */
 
@@ -300,4 +300,4 @@ static void scan_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "%s axis=%d", n->p.scan.prod ? "cumprod" : "cumsum", n->p.scan.axis);
 }
 
-const rlx_op_vtable rlx_op_scan = {.infer = scan_infer, .ref = scan_ref, .print = scan_print};
+const rlx_op_vtable rlx_op_scan = {.infer = scan_infer, .ref = scan_ref, .print = scan_print, .symbolic = true};

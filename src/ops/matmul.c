@@ -165,4 +165,4 @@ static void matmul_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_matmul = {
-    .infer = matmul_infer, .ref = matmul_ref, .scratch = matmul_scratch, .print = matmul_print};
+    .infer = matmul_infer, .ref = matmul_ref, .scratch = matmul_scratch, .print = matmul_print, .symbolic = true};

@@ -43,7 +43,7 @@ static void flip_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "axes=0x%x", n->p.flip.axes);
 }
 
-const rlx_op_vtable rlx_op_flip = {.infer = flip_infer, .ref = flip_ref, .print = flip_print};
+const rlx_op_vtable rlx_op_flip = {.infer = flip_infer, .ref = flip_ref, .print = flip_print, .symbolic = true};
 
 /* ---- as_strided ---- */
 

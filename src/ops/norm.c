@@ -87,9 +87,9 @@ static void trailing_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_layer_norm = {
-    .infer = trailing_infer, .ref = trailing_ref, .print = trailing_print};
+    .infer = trailing_infer, .ref = trailing_ref, .print = trailing_print, .symbolic = true};
 const rlx_op_vtable rlx_op_rms_norm = {
-    .infer = trailing_infer, .ref = trailing_ref, .print = trailing_print};
+    .infer = trailing_infer, .ref = trailing_ref, .print = trailing_print, .symbolic = true};
 
 /* ---- group_norm ---- */
 
@@ -98,6 +98,7 @@ static rlx_status group_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   int64_t G = n->p.norm.groups;
   if (x->shape.rank < 2) RLX_INFER_FAIL("group_norm needs [N, C, ...], got rank %d", x->shape.rank);
   int64_t C = x->shape.dims[1];
+  if (rlx_dim_is_sym(C)) RLX_INFER_FAIL("group_norm needs a static channel count (axis 1 is symbolic)");
   if (G < 1 || C % G) RLX_INFER_FAIL("group_norm: %lld groups do not divide %lld channels",
                                      (long long)G, (long long)C);
   if (check_param(x, rlx_in(g, n, 1), &C, 1, "weight") ||
@@ -139,7 +140,7 @@ static void group_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_group_norm = {
-    .infer = group_infer, .ref = group_ref, .print = group_print};
+    .infer = group_infer, .ref = group_ref, .print = group_print, .symbolic = true};
 
 /* ---- batch_norm (inference) ---- */
 
@@ -192,4 +193,4 @@ static void batch_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_batch_norm = {
-    .infer = batch_infer, .ref = batch_ref, .print = batch_print};
+    .infer = batch_infer, .ref = batch_ref, .print = batch_print, .symbolic = true};

@@ -75,6 +75,22 @@ void rlx_epilogue_print(const rlx_epilogue *ep, bool has_residual, char *buf, si
  * 0 <= offs[0] <= offs[1] <= ... <= S. */
 rlx_status rlx_grouped_offsets_check(const rlx_tensor_view *offs, int64_t S);
 
+/* ---- symbolic dims in infer (docs/design.md, "Shapes") ----
+ * Checks that cannot be decided at load (a symbolic dim against a bound)
+ * pass when they may hold at some binding: every binding is re-inferred
+ * with concrete shapes before it runs, which refuses the bindings where they
+ * fail, naming the node. */
+
+/* Whether a <= b may hold at some binding (false: a > b at every binding). */
+bool rlx_dim_may_le(const rlx_graph *g, rlx_dim a, rlx_dim b);
+/* The element count of s as a dim. */
+rlx_status rlx_shape_numel_dim(const rlx_graph *g, const rlx_shape *s, rlx_dim *out);
+
+/* The length of slice p of a dim d (shape.c), checking its bounds; and its
+ * concretize (slice, slice_scatter). */
+rlx_status rlx_slice_len(const rlx_graph *g, const rlx_slice_params *p, rlx_dim d, rlx_dim *len);
+void rlx_slice_concretize(rlx_params *p, const int64_t *expr_vals);
+
 /* Errors for infer functions (the node's label is added by the caller). */
 #define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
 

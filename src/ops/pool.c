@@ -42,7 +42,23 @@ static rlx_status pool_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
       RLX_INFER_FAIL("pool axis %d: kernel %lld stride %lld pad %lld dilation %lld (pad must be "
                      "at most half the kernel; each at most 2^31)", i, (long long)k, (long long)s, (long long)pd,
                      (long long)d);
-    int64_t o = pool_out(x->shape.dims[lead + i], k, s, pd, d, p->ceil_mode);
+    int64_t in = x->shape.dims[lead + i];
+    if (rlx_dim_is_sym(in)) { /* the same formula on dims; bounds checked per binding */
+      rlx_symtab *t = rlx_graph_syms(g);
+      rlx_dim o, cap;
+      rlx_status st = rlx_dim_add(t, in, 2 * pd - d * (k - 1) - 1 + (p->ceil_mode ? s - 1 : 0), &o);
+      if (!st) st = rlx_dim_floordiv(t, o, s, &o);
+      if (!st) st = rlx_dim_add(t, o, 1, &o);
+      if (!st && p->ceil_mode) { /* the last window must start inside the input or the left padding */
+        st = rlx_dim_add(t, in, pd + s - 1, &cap);
+        if (!st) st = rlx_dim_floordiv(t, cap, s, &cap);
+        if (!st) st = rlx_dim_min(t, o, cap, &o);
+      }
+      if (st) return st;
+      os[0].dims[lead + i] = o;
+      continue;
+    }
+    int64_t o = pool_out(in, k, s, pd, d, p->ceil_mode);
     if (o < 1) RLX_INFER_FAIL("pool axis %d: output size %lld < 1", i, (long long)o);
     os[0].dims[lead + i] = o;
   }
@@ -134,7 +150,7 @@ static void pool_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->divisor_override) rlx_bprintf(buf, cap, " divisor=%lld", (long long)p->divisor_override);
 }
 
-const rlx_op_vtable rlx_op_pool = {.infer = pool_infer, .ref = pool_ref, .print = pool_print};
+const rlx_op_vtable rlx_op_pool = {.infer = pool_infer, .ref = pool_ref, .print = pool_print, .symbolic = true};
 
 /* ---- adaptive pooling ---- */
 
@@ -201,4 +217,4 @@ static void apool_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_adaptive_pool = {
-    .infer = apool_infer, .ref = apool_ref, .print = apool_print};
+    .infer = apool_infer, .ref = apool_ref, .print = apool_print, .symbolic = true};

@@ -26,7 +26,7 @@ static rlx_status reduce_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   os[0].rank = 0;
   for (int i = 0; i < x->shape.rank; i++) {
     bool red = (p->axes >> i) & 1;
-    if (red && x->shape.dims[i] == 0 && (p->kind == RLX_REDUCE_MAX || p->kind == RLX_REDUCE_MIN))
+    if (red && x->shape.dims[i] == 0 && (p->kind == RLX_REDUCE_MAX || p->kind == RLX_REDUCE_MIN)) /* 0: a constant */
       RLX_INFER_FAIL("%s over an empty axis %d has no identity", rlx_reduce_names[p->kind], i);
     if (!red) os[0].dims[os[0].rank++] = x->shape.dims[i];
     else if (p->keepdim) os[0].dims[os[0].rank++] = 1;
@@ -154,7 +154,8 @@ static void reduce_print(const rlx_node *n, char *buf, size_t cap) {
     rlx_bprintf(buf, cap, " correction=%g", p->correction);
 }
 
-const rlx_op_vtable rlx_op_reduce = {.infer = reduce_infer, .ref = reduce_ref, .print = reduce_print};
+const rlx_op_vtable rlx_op_reduce = {.infer = reduce_infer, .ref = reduce_ref, .print = reduce_print,
+                                     .symbolic = true};
 
 /* ---- argmax / argmin ---- */
 
@@ -162,8 +163,9 @@ static rlx_status arg_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   const rlx_arg_reduce_params *p = &n->p.arg_reduce;
   const rlx_value *x = rlx_in(g, n, 0);
   if (p->axis >= x->shape.rank) RLX_INFER_FAIL("arg reduce axis %d out of range", p->axis);
-  if (p->axis >= 0 ? x->shape.dims[p->axis] == 0 : rlx_shape_numel(&x->shape) == 0)
-    RLX_INFER_FAIL("argmax/argmin over an empty axis");
+  bool empty = p->axis >= 0 ? x->shape.dims[p->axis] == 0
+                            : !rlx_shape_is_symbolic(&x->shape) && rlx_shape_numel(&x->shape) == 0;
+  if (empty) RLX_INFER_FAIL("argmax/argmin over an empty axis"); /* symbolic: checked per binding */
   os[0].rank = 0;
   for (int i = 0; i < x->shape.rank; i++) {
     if (p->axis < 0 || i == p->axis) {
@@ -212,4 +214,5 @@ static void arg_print(const rlx_node *n, char *buf, size_t cap) {
               p->keepdim ? " keepdim" : "");
 }
 
-const rlx_op_vtable rlx_op_arg_reduce = {.infer = arg_infer, .ref = arg_ref, .print = arg_print};
+const rlx_op_vtable rlx_op_arg_reduce = {.infer = arg_infer, .ref = arg_ref, .print = arg_print,
+                                         .symbolic = true};

@@ -83,3 +83,22 @@ void rlx_epilogue_print(const rlx_epilogue *ep, bool has_residual, char *buf, si
   if (has_residual) rlx_bprintf(buf, cap, "%s+residual", buf[0] ? " " : "");
   if (ep->has_act) rlx_bprintf(buf, cap, "%s+%s", buf[0] ? " " : "", rlx_unary_names[ep->act.kind]);
 }
+
+bool rlx_dim_may_le(const rlx_graph *g, rlx_dim a, rlx_dim b) {
+  if (!rlx_dim_is_sym(a) && !rlx_dim_is_sym(b)) return a <= b;
+  rlx_dim d;
+  if (rlx_dim_sub(rlx_graph_syms(g), a, b, &d)) return true; /* too complex to decide here */
+  int64_t lo, hi;
+  rlx_dim_bounds(&g->syms, d, &lo, &hi);
+  return lo <= 0;
+}
+
+rlx_status rlx_shape_numel_dim(const rlx_graph *g, const rlx_shape *s, rlx_dim *out) {
+  rlx_dim n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    rlx_status st = rlx_dim_mul(rlx_graph_syms(g), n, s->dims[i], &n);
+    if (st) return st;
+  }
+  *out = n;
+  return RLX_OK;
+}

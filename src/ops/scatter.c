@@ -19,18 +19,18 @@
 
 #include "ops/ops_util.h"
 
-static rlx_status check_index_shape(const rlx_value *x, const rlx_value *ix, const rlx_value *src,
-                                    int ax) {
+static rlx_status check_index_shape(const rlx_graph *g, const rlx_value *x, const rlx_value *ix,
+                                    const rlx_value *src, int ax) {
   if (ax < 0 || ax >= RLX_MAX(x->shape.rank, 1)) RLX_INFER_FAIL("axis %d out of range", ax);
   if (!rlx_dtype_is_int(ix->dtype) || ix->dtype == RLX_DTYPE_BOOL)
     RLX_INFER_FAIL("index must be an integer tensor, got %s", rlx_dtype_name(ix->dtype));
   if (ix->shape.rank != x->shape.rank && !(x->shape.rank == 0 && ix->shape.rank <= 1))
     RLX_INFER_FAIL("index has rank %d, the tensor rank %d", ix->shape.rank, x->shape.rank);
   for (int d = 0; d < ix->shape.rank && x->shape.rank; d++) {
-    if (d != ax && ix->shape.dims[d] > x->shape.dims[d])
+    if (d != ax && !rlx_dim_may_le(g, ix->shape.dims[d], x->shape.dims[d]))
       RLX_INFER_FAIL("index dim %d (%lld) exceeds the tensor's (%lld)", d, (long long)ix->shape.dims[d],
                      (long long)x->shape.dims[d]);
-    if (src && ix->shape.dims[d] > src->shape.dims[d])
+    if (src && !rlx_dim_may_le(g, ix->shape.dims[d], src->shape.dims[d]))
       RLX_INFER_FAIL("index dim %d (%lld) exceeds src's (%lld)", d, (long long)ix->shape.dims[d],
                      (long long)src->shape.dims[d]);
   }
@@ -62,7 +62,7 @@ static rlx_status read_index(const rlx_tensor_view *ix, int64_t i, int64_t size,
 
 static rlx_status gel_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0), *ix = rlx_in(g, n, 1);
-  if (check_index_shape(x, ix, NULL, n->p.scatter.axis)) return RLX_ERR_SHAPE;
+  if (check_index_shape(g, x, ix, NULL, n->p.scatter.axis)) return RLX_ERR_SHAPE;
   os[0] = ix->shape;
   od[0] = x->dtype;
   return RLX_OK;
@@ -92,13 +92,13 @@ static void axis_print(const rlx_node *n, char *buf, size_t cap) {
   if (n->p.scatter.reduce && !n->p.scatter.include_self) rlx_bprintf(buf, cap, " exclude_self");
 }
 
-const rlx_op_vtable rlx_op_gather_elements = {.infer = gel_infer, .ref = gel_ref, .print = axis_print};
+const rlx_op_vtable rlx_op_gather_elements = {.infer = gel_infer, .ref = gel_ref, .print = axis_print, .symbolic = true};
 
 /* ---- scatter ---- */
 
 static rlx_status scatter_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0), *ix = rlx_in(g, n, 1), *src = rlx_in(g, n, 2);
-  if (check_index_shape(x, ix, src, n->p.scatter.axis)) return RLX_ERR_SHAPE;
+  if (check_index_shape(g, x, ix, src, n->p.scatter.axis)) return RLX_ERR_SHAPE;
   os[0] = x->shape;
   od[0] = x->dtype;
   return RLX_OK;
@@ -168,7 +168,7 @@ static rlx_status scatter_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_
 }
 
 const rlx_op_vtable rlx_op_scatter = {
-    .infer = scatter_infer, .ref = scatter_ref, .scratch = scatter_scratch, .print = axis_print};
+    .infer = scatter_infer, .ref = scatter_ref, .scratch = scatter_scratch, .print = axis_print, .symbolic = true};
 
 /* ---- slice_scatter ---- */
 
@@ -176,18 +176,14 @@ static rlx_status ss_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
   const rlx_value *x = rlx_in(g, n, 0), *src = rlx_in(g, n, 1);
   const rlx_slice_params *p = &n->p.slice;
   if (p->axis < 0 || p->axis >= x->shape.rank) RLX_INFER_FAIL("slice_scatter axis %d out of range", p->axis);
-  int64_t d = x->shape.dims[p->axis];
-  if (p->step < 1 || p->start < 0 || p->end < p->start || p->end > d)
-    RLX_INFER_FAIL("slice [%lld:%lld:%lld] of a dim of size %lld", (long long)p->start,
-                   (long long)p->end, (long long)p->step, (long long)d);
   rlx_shape want = x->shape;
-  int64_t len = p->end - p->start; /* no overflow: 0 <= start <= end <= d */
-  want.dims[p->axis] = len / p->step + (len % p->step != 0);
+  rlx_status st = rlx_slice_len(g, p, x->shape.dims[p->axis], &want.dims[p->axis]);
+  if (st) return st;
   if (!rlx_shape_eq(&src->shape, &want) || src->dtype != x->dtype) {
-    char a[96], b[96];
+    char a[256], b[256];
     RLX_INFER_FAIL("slice_scatter src is %s %s, the slice is %s %s", rlx_dtype_name(src->dtype),
-                   rlx_shape_str(&src->shape, a, sizeof a), rlx_dtype_name(x->dtype),
-                   rlx_shape_str(&want, b, sizeof b));
+                   rlx_graph_shape_str(g, &src->shape, a, sizeof a), rlx_dtype_name(x->dtype),
+                   rlx_graph_shape_str(g, &want, b, sizeof b));
   }
   os[0] = x->shape;
   od[0] = x->dtype;
@@ -215,7 +211,8 @@ static void ss_print(const rlx_node *n, char *buf, size_t cap) {
               (long long)p->step);
 }
 
-const rlx_op_vtable rlx_op_slice_scatter = {.infer = ss_infer, .ref = ss_ref, .print = ss_print};
+const rlx_op_vtable rlx_op_slice_scatter = {.infer = ss_infer, .ref = ss_ref, .print = ss_print, .symbolic = true,
+                                            .concretize = rlx_slice_concretize};
 
 /* ---- masked_scatter ---- */
 
@@ -251,4 +248,4 @@ static rlx_status ms_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   return RLX_OK;
 }
 
-const rlx_op_vtable rlx_op_masked_scatter = {.infer = ms_infer, .ref = ms_ref};
+const rlx_op_vtable rlx_op_masked_scatter = {.infer = ms_infer, .ref = ms_ref, .symbolic = true};

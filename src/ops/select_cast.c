@@ -41,7 +41,7 @@ static rlx_status where_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   return RLX_OK;
 }
 
-const rlx_op_vtable rlx_op_where = {.infer = where_infer, .ref = where_ref};
+const rlx_op_vtable rlx_op_where = {.infer = where_infer, .ref = where_ref, .symbolic = true};
 
 static rlx_status cast_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
@@ -74,4 +74,4 @@ static void cast_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "to=%s", rlx_dtype_name(n->p.cast.to));
 }
 
-const rlx_op_vtable rlx_op_cast = {.infer = cast_infer, .ref = cast_ref, .print = cast_print};
+const rlx_op_vtable rlx_op_cast = {.infer = cast_infer, .ref = cast_ref, .print = cast_print, .symbolic = true};

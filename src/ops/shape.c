@@ -16,16 +16,30 @@ static rlx_status reshape_infer(const rlx_graph *g, const rlx_node *n, rlx_shape
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_shape *s = &n->p.shape.shape;
   if (s->rank < 0 || s->rank > RLX_MAX_RANK) RLX_INFER_FAIL("reshape to rank %d", s->rank);
-  int64_t want;
-  if (!rlx_shape_valid(s, &want)) RLX_INFER_FAIL("reshape target has a negative dim or too many elements");
-  if (want != rlx_shape_numel(&x->shape)) {
-    char a[96], b[96];
-    RLX_INFER_FAIL("cannot reshape %s to %s", rlx_shape_str(&x->shape, a, sizeof a),
-                   rlx_shape_str(s, b, sizeof b));
+  if (!rlx_graph_shape_valid(g, s)) RLX_INFER_FAIL("reshape target has a negative dim or too many elements");
+  char a[256], b[256];
+  if (!rlx_shape_is_symbolic(s) && !rlx_shape_is_symbolic(&x->shape)) {
+    if (rlx_shape_numel(s) != rlx_shape_numel(&x->shape))
+      RLX_INFER_FAIL("cannot reshape %s to %s", rlx_shape_str(&x->shape, a, sizeof a), rlx_shape_str(s, b, sizeof b));
+  } else { /* the element counts must be provably equal, or at least not provably different */
+    rlx_dim nx, ns, d;
+    rlx_status st = rlx_shape_numel_dim(g, &x->shape, &nx);
+    if (!st) st = rlx_shape_numel_dim(g, s, &ns);
+    if (!st) st = rlx_dim_sub(rlx_graph_syms(g), nx, ns, &d);
+    int64_t lo = 0, hi = 0;
+    if (!st) rlx_dim_bounds(&g->syms, d, &lo, &hi);
+    if (!st && (lo > 0 || hi < 0))
+      RLX_INFER_FAIL("cannot reshape %s to %s: the element counts differ at every binding",
+                     rlx_graph_shape_str(g, &x->shape, a, sizeof a), rlx_graph_shape_str(g, s, b, sizeof b));
   }
   os[0] = *s;
   od[0] = x->dtype;
   return RLX_OK;
+}
+
+/* Reshape and expand targets: symbolic dims take their values. */
+static void shape_concretize(rlx_params *p, const int64_t *ev) {
+  for (int i = 0; i < p->shape.shape.rank; i++) p->shape.shape.dims[i] = rlx_dim_value(p->shape.shape.dims[i], ev);
 }
 
 static rlx_status reshape_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -40,8 +54,8 @@ static void shape_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprint_ints(buf, cap, "shape", n->p.shape.shape.dims, n->p.shape.shape.rank);
 }
 
-const rlx_op_vtable rlx_op_reshape = {
-    .infer = reshape_infer, .ref = reshape_ref, .print = shape_print};
+const rlx_op_vtable rlx_op_reshape = {.infer = reshape_infer, .ref = reshape_ref, .print = shape_print,
+                                      .symbolic = true, .concretize = shape_concretize};
 
 /* ---- permute ---- */
 
@@ -81,23 +95,52 @@ static void permute_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_permute = {
-    .infer = permute_infer, .ref = permute_ref, .print = permute_print};
+    .infer = permute_infer, .ref = permute_ref, .print = permute_print, .symbolic = true};
 
 /* ---- slice ---- */
+
+/* The length of [start:end:step] as a dim: ceil((end - start) / step). A
+ * symbolic bound is checked where it can be decided and otherwise at each
+ * binding (every binding re-runs this with its values). */
+rlx_status rlx_slice_len(const rlx_graph *g, const rlx_slice_params *p, rlx_dim d, rlx_dim *len) {
+  if (!rlx_dim_valid(&g->syms, p->start) || !rlx_dim_valid(&g->syms, p->end))
+    RLX_INFER_FAIL("slice bounds out of range");
+  if (!rlx_dim_is_sym(p->start) && !rlx_dim_is_sym(p->end) && !rlx_dim_is_sym(d)) {
+    if (p->step < 1 || p->start < 0 || p->end < p->start || p->end > d)
+      RLX_INFER_FAIL("slice [%lld:%lld:%lld] of a dim of size %lld", (long long)p->start,
+                     (long long)p->end, (long long)p->step, (long long)d);
+    int64_t n = p->end - p->start; /* no overflow: 0 <= start <= end <= d */
+    *len = n / p->step + (n % p->step != 0);
+    return RLX_OK;
+  }
+  if (p->step < 1 || p->step > RLX_MAX_NUMEL) RLX_INFER_FAIL("slice step %lld", (long long)p->step);
+  if (!rlx_dim_may_le(g, 0, p->start) || !rlx_dim_may_le(g, p->start, p->end) || !rlx_dim_may_le(g, p->end, d)) {
+    char a[96], b[96], c[96];
+    RLX_INFER_FAIL("slice [%s:%s] of a dim of size %s is out of range at every binding",
+                   rlx_dim_str(&g->syms, p->start, a, sizeof a), rlx_dim_str(&g->syms, p->end, b, sizeof b),
+                   rlx_dim_str(&g->syms, d, c, sizeof c));
+  }
+  rlx_symtab *t = rlx_graph_syms(g);
+  rlx_dim n;
+  rlx_status st = rlx_dim_sub(t, p->end, p->start, &n);
+  if (!st) st = rlx_dim_add(t, n, p->step - 1, &n);
+  if (!st) st = rlx_dim_floordiv(t, n, p->step, len);
+  return st;
+}
 
 static rlx_status slice_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_slice_params *p = &n->p.slice;
   if (p->axis < 0 || p->axis >= x->shape.rank) RLX_INFER_FAIL("slice axis %d out of range", p->axis);
-  int64_t d = x->shape.dims[p->axis];
-  if (p->step < 1 || p->start < 0 || p->end < p->start || p->end > d)
-    RLX_INFER_FAIL("slice [%lld:%lld:%lld] of a dim of size %lld", (long long)p->start,
-                   (long long)p->end, (long long)p->step, (long long)d);
   os[0] = x->shape;
-  int64_t len = p->end - p->start; /* no overflow: 0 <= start <= end <= d */
-  os[0].dims[p->axis] = len / p->step + (len % p->step != 0);
+  rlx_status st = rlx_slice_len(g, p, x->shape.dims[p->axis], &os[0].dims[p->axis]);
   od[0] = x->dtype;
-  return RLX_OK;
+  return st;
+}
+
+void rlx_slice_concretize(rlx_params *p, const int64_t *ev) {
+  p->slice.start = rlx_dim_value(p->slice.start, ev);
+  p->slice.end = rlx_dim_value(p->slice.end, ev);
 }
 
 static rlx_status slice_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -122,7 +165,8 @@ static void slice_print(const rlx_node *n, char *buf, size_t cap) {
               (long long)p->end, (long long)p->step);
 }
 
-const rlx_op_vtable rlx_op_slice = {.infer = slice_infer, .ref = slice_ref, .print = slice_print};
+const rlx_op_vtable rlx_op_slice = {.infer = slice_infer, .ref = slice_ref, .print = slice_print,
+                                    .symbolic = true, .concretize = rlx_slice_concretize};
 
 /* ---- concat ---- */
 
@@ -142,9 +186,8 @@ static rlx_status concat_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     for (int i = 0; i < x0->shape.rank; i++)
       if (i != ax && x->shape.dims[i] != x0->shape.dims[i])
         RLX_INFER_FAIL("concat input %d differs from input 0 on axis %d", k, i);
-    bool ok = true;
-    os[0].dims[ax] = rlx_add64(os[0].dims[ax], x->shape.dims[ax], &ok);
-    if (!ok) RLX_INFER_FAIL("concat: the size of axis %d overflows", ax);
+    if (rlx_dim_add(rlx_graph_syms(g), os[0].dims[ax], x->shape.dims[ax], &os[0].dims[ax]))
+      RLX_INFER_FAIL("concat: the size of axis %d overflows", ax);
   }
   od[0] = x0->dtype;
   return RLX_OK;
@@ -171,7 +214,8 @@ static void axis_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "axis=%d", n->p.axis.axis);
 }
 
-const rlx_op_vtable rlx_op_concat = {.infer = concat_infer, .ref = concat_ref, .print = axis_print};
+const rlx_op_vtable rlx_op_concat = {.infer = concat_infer, .ref = concat_ref, .print = axis_print,
+                                     .symbolic = true};
 
 /* ---- expand ---- */
 
@@ -179,11 +223,11 @@ static rlx_status expand_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_shape *s = &n->p.shape.shape;
   rlx_shape tmp;
-  if (!rlx_shape_valid(s, NULL)) RLX_INFER_FAIL("expand to an invalid shape (rank %d)", s->rank);
+  if (!rlx_graph_shape_valid(g, s)) RLX_INFER_FAIL("expand to an invalid shape (rank %d)", s->rank);
   if (rlx_broadcast(&x->shape, s, &tmp) || !rlx_shape_eq(&tmp, s)) {
-    char a[96], b[96];
-    RLX_INFER_FAIL("cannot expand %s to %s", rlx_shape_str(&x->shape, a, sizeof a),
-                   rlx_shape_str(s, b, sizeof b));
+    char a[256], b[256];
+    RLX_INFER_FAIL("cannot expand %s to %s", rlx_graph_shape_str(g, &x->shape, a, sizeof a),
+                   rlx_graph_shape_str(g, s, b, sizeof b));
   }
   os[0] = *s;
   od[0] = x->dtype;
@@ -202,7 +246,8 @@ static rlx_status expand_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
-const rlx_op_vtable rlx_op_expand = {.infer = expand_infer, .ref = expand_ref, .print = shape_print};
+const rlx_op_vtable rlx_op_expand = {.infer = expand_infer, .ref = expand_ref, .print = shape_print,
+                                     .symbolic = true, .concretize = shape_concretize};
 
 /* ---- pad ---- */
 
@@ -212,6 +257,18 @@ static rlx_status pad_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   os[0] = x->shape;
   for (int i = 0; i < x->shape.rank; i++) {
     int64_t d = x->shape.dims[i], lo = p->lo[i], hi = p->hi[i];
+    if (!rlx_dim_valid(&g->syms, lo) || !rlx_dim_valid(&g->syms, hi))
+      RLX_INFER_FAIL("padding of axis %d is out of range", i);
+    if (rlx_dim_is_sym(d) || rlx_dim_is_sym(lo) || rlx_dim_is_sym(hi)) {
+      /* symbolic: the rules below are checked per binding (this runs again with its values) */
+      rlx_symtab *t = rlx_graph_syms(g);
+      if (p->mode != RLX_PAD_CONSTANT && (lo || hi))
+        RLX_INFER_FAIL("%s padding of an axis with a symbolic size or amount (axis %d): rlx pads those "
+                       "with a constant only", p->mode == RLX_PAD_REFLECT ? "reflect" : "replicate or circular", i);
+      if (rlx_dim_add(t, d, lo, &os[0].dims[i]) || rlx_dim_add(t, os[0].dims[i], hi, &os[0].dims[i]))
+        RLX_INFER_FAIL("padding of axis %d is too complex", i);
+      continue;
+    }
     /* negative padding crops: never more than the dim (torch refuses a
      * negative size); positive padding is bounded by the element limit */
     if (lo < -d || hi < -d || lo > RLX_MAX_NUMEL || hi > RLX_MAX_NUMEL)
@@ -295,4 +352,10 @@ static void pad_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->mode == RLX_PAD_CONSTANT) rlx_bprintf(buf, cap, " value=%g", p->value);
 }
 
-const rlx_op_vtable rlx_op_pad = {.infer = pad_infer, .ref = pad_ref, .print = pad_print};
+static void pad_concretize(rlx_params *p, const int64_t *ev) {
+  for (int i = 0; i < RLX_MAX_RANK; i++)
+    p->pad.lo[i] = rlx_dim_value(p->pad.lo[i], ev), p->pad.hi[i] = rlx_dim_value(p->pad.hi[i], ev);
+}
+
+const rlx_op_vtable rlx_op_pad = {.infer = pad_infer, .ref = pad_ref, .print = pad_print, .symbolic = true,
+                                  .concretize = pad_concretize};

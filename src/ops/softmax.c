@@ -49,4 +49,4 @@ static void softmax_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_softmax = {
-    .infer = softmax_infer, .ref = softmax_ref, .print = softmax_print};
+    .infer = softmax_infer, .ref = softmax_ref, .print = softmax_print, .symbolic = true};

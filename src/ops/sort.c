@@ -95,4 +95,4 @@ static void sort_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_sort = {
-    .infer = sort_infer, .ref = sort_ref, .scratch = sort_scratch, .print = sort_print};
+    .infer = sort_infer, .ref = sort_ref, .scratch = sort_scratch, .print = sort_print, .symbolic = true};

@@ -241,4 +241,4 @@ static void unary_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_unary = {
-    .infer = unary_infer, .ref = unary_ref, .print = unary_print};
+    .infer = unary_infer, .ref = unary_ref, .print = unary_print, .symbolic = true};
