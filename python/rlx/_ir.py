@@ -7,9 +7,17 @@ weights (and where their tensors live), the flat argument list in placeholder
 order (for replaying the graph), and the graph's flattened outputs.
 
 It does no file I/O and never calls ``torch.export``; see ``export.py``.
-The JSON schema is described in ``/DESIGN.md`` ("The formats"), with one
-addition made by export.py: ``omitted_outputs``, the positions (in the eager
-model's flattened outputs) of None outputs, which the program leaves out.
+The JSON schema is described in docs/design.md ("Formats", "Shapes"), with
+additions made by export.py: ``omitted_outputs``, the positions (in the eager
+model's flattened outputs) of None outputs, which the program leaves out, and
+``reference_bindings``.
+
+A program with shape symbols also gets "symbols" and "guards" (``_shapes.py``)
+and, wherever a value depends on a symbol, its expression in the grammar of
+src/ir/sym.h (``_sym.py``): ``sym_shape`` on tensors, ``sym`` on integer
+scalars, ``sym_rel`` (``{"lhs", "rel", "rhs"}``) on boolean scalars that are
+one relation.  ``build_ir`` checks that every expression evaluates to the
+recorded example value at the hints.
 """
 
 from __future__ import annotations
@@ -179,20 +187,61 @@ def _shape(t: torch.Tensor, what: str = "tensor") -> list[int]:
     return dims
 
 
-def tensor_out(t: torch.Tensor, what: str) -> dict:
-    return {"shape": _shape(t, what), "dtype": dtype_token(t.dtype, what)}
+def _sym_shape(t: torch.Tensor, names: dict | None, what: str) -> list | None:
+    """One int or expression text per axis; None when no axis is symbolic."""
+    if not names or not any(isinstance(d, torch.SymInt) and not _is_constant_symint(d)
+                            for d in t.shape):
+        return None
+    from . import _sym
+    try:
+        return [_sym.to_int_or_text(d.node.expr, names) if isinstance(d, torch.SymInt) else int(d)
+                for d in t.shape]
+    except _sym.SymError as e:
+        raise ExportError(f"{what}: shape {tuple(t.shape)}: {e}") from None
 
 
-def encode_out(val: Any, what: str) -> Any:
-    """``out`` of a node from its ``meta["val"]``."""
+def tensor_out(t: torch.Tensor, what: str, names: dict | None = None) -> dict:
+    """``{shape, dtype}`` of a tensor value, plus ``sym_shape`` where an axis
+    depends on a shape symbol (``names``: sympy Symbol -> rlx name)."""
+    out = {"shape": _shape(t, what), "dtype": dtype_token(t.dtype, what)}
+    sym = _sym_shape(t, names, what)
+    if sym is not None:
+        out["sym_shape"] = sym
+    return out
+
+
+def _scalar_out(val: Any, what: str, names: dict | None) -> dict:
+    out = {"scalar": _scalar_arg(val)}
+    if not (names and _is_symbolic(val) and val.node.expr.free_symbols):
+        return out
+    from . import _sym
+    expr = val.node.expr
+    try:
+        if isinstance(val, torch.SymInt):
+            out["sym"] = _sym.to_text(expr, names)
+        elif isinstance(val, torch.SymBool):
+            rels = _sym.to_relations(expr, names)
+            if len(rels) == 1:
+                out["sym_rel"] = dict(zip(("lhs", "rel", "rhs"), rels[0]))
+        else:
+            raise _sym.SymError(f"the float {expr} depends on shape symbols: rlx sizes are "
+                                "integers")
+    except _sym.SymError as e:
+        raise ExportError(f"{what}: {e}") from None
+    return out
+
+
+def encode_out(val: Any, what: str, names: dict | None = None) -> Any:
+    """``out`` of a node from its ``meta["val"]``; with ``names`` (a dynamic
+    program's symbols), symbolic values carry their expressions."""
     if val is None:
         return None
     if isinstance(val, torch.Tensor):
-        return tensor_out(val, what)
+        return tensor_out(val, what, names)
     if isinstance(val, (list, tuple)):
-        return [encode_out(v, f"{what}[{i}]") for i, v in enumerate(val)]
+        return [encode_out(v, f"{what}[{i}]", names) for i, v in enumerate(val)]
     if _is_symbolic(val) or isinstance(val, (bool, int, float)):
-        return {"scalar": _scalar_arg(val)}
+        return _scalar_out(val, what, names)
     return None
 
 
@@ -304,10 +353,10 @@ def dropped_outputs(ep) -> list[str]:
 # The JSON document
 
 
-def _node_out(node: torch.fx.Node) -> Any:
+def _node_out(node: torch.fx.Node, names: dict | None = None) -> Any:
     what = f"node '{node.name}' ({op_name(node.target)})"
     try:
-        return encode_out(node.meta.get("val"), what)
+        return encode_out(node.meta.get("val"), what, names)
     except ExportError as e:
         if str(e).startswith(what):
             raise
@@ -315,9 +364,22 @@ def _node_out(node: torch.fx.Node) -> Any:
 
 
 def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
-             io: GraphIO | None = None) -> dict:
-    """The torch-ir.json document (a plain dict) for ``ep``."""
+             io: GraphIO | None = None, dims: dict | None = None,
+             default_max: int | None = None, notes: list[str] | None = None) -> dict:
+    """The torch-ir.json document (a plain dict) for ``ep``.
+
+    ``dims``: (flat user input index, axis) -> torch.export.Dim, whose names
+    name the symbols (``_shapes.dim_specs``); ``default_max``: the max of a
+    symbol torch leaves unbounded (``_shapes.DEFAULT_MAX``); ``notes``
+    collects what the user should hear (unbounded symbols, guards rlx
+    cannot check)."""
+    from . import _shapes
     io = io or classify_placeholders(ep)
+    notes = notes if notes is not None else []
+    table = _shapes.SymbolTable.build(
+        ep, io.user_inputs, dims or {},
+        _shapes.DEFAULT_MAX if default_max is None else default_max, notes)
+    names = table.names or None
 
     inputs = []
     sym_ids: dict[str, int] = {}
@@ -329,8 +391,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
                     f"input '{node.name}' is a {type(val).__name__}, not a tensor, and the graph "
                     "uses it; rlx inputs must be tensors")
             continue  # a specialized Python scalar: the graph does not read it
-        entry: dict[str, Any] = {"id": node.name, "shape": _shape(val, f"input '{node.name}'"),
-                                 "dtype": dtype_token(val.dtype, f"input '{node.name}'")}
+        entry: dict[str, Any] = {"id": node.name,
+                                 **tensor_out(val, f"input '{node.name}'", names)}
         dyn = []
         for d in val.shape:
             if isinstance(d, torch.SymInt) and not _is_constant_symint(d):
@@ -354,7 +416,7 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
             "op": op_name(node.target),
             "args": [encode_arg(a) for a in node.args],
             "kwargs": {k: encode_arg(v) for k, v in node.kwargs.items()},
-            "out": _node_out(node),
+            "out": _node_out(node, names),
         })
 
     outputs = []
@@ -362,7 +424,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         if isinstance(leaf, torch.fx.Node):
             val = leaf.meta.get("val")
             if isinstance(val, torch.Tensor):
-                outputs.append({"ref": leaf.name, **tensor_out(val, f"output {i} ('{leaf.name}')")})
+                outputs.append({"ref": leaf.name,
+                                **tensor_out(val, f"output {i} ('{leaf.name}')", names)})
             elif _is_symbolic(val) or isinstance(val, (bool, int, float)):
                 # a symbolic scalar returned by the model: a 0-d tensor for rlx
                 dt = {bool: "bool", int: "i64", float: "f64"}[type(concrete(val))]
@@ -372,17 +435,51 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         else:
             outputs.append({"const": _scalar_arg(leaf)})
 
-    return {
+    ir: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "model_name": model_name,
         "producer": producer,
         "decomposition": decomposition,
-        "inputs": inputs,
-        "weights": weights,
-        "nodes": nodes,
-        "outputs": outputs,
     }
+    if table.symbols:
+        ir["symbols"] = table.entries()
+        ir["guards"] = _shapes.collect_guards(ep, table, notes)
+    ir.update(inputs=inputs, weights=weights, nodes=nodes, outputs=outputs)
+    if table.symbols:
+        check_at_hints(ir)
+    return ir
+
+
+def _tensor_entries(ir: dict):
+    """(what, entry) for every tensor entry with a shape: inputs, node outs
+    (each element of a list out) and outputs."""
+    for e in ir["inputs"]:
+        yield f"input '{e['id']}'", e
+    for n in ir["nodes"]:
+        outs = n["out"] if isinstance(n["out"], list) else [n["out"]]
+        for k, o in enumerate(outs):
+            if isinstance(o, dict):
+                yield f"node '{n['id']}'" + (f" out[{k}]" if isinstance(n["out"], list) else ""), o
+    for k, e in enumerate(ir["outputs"]):
+        if "shape" in e:
+            yield f"output {k}", e
+
+
+def check_at_hints(ir: dict) -> None:
+    """Every sym_shape entry and scalar "sym" of ``ir`` evaluates to the
+    recorded example value at the symbols' hints (an exporter invariant)."""
+    from . import _sym
+    hints = {s["name"]: s["hint"] for s in ir.get("symbols", [])}
+    for what, e in _tensor_entries(ir):
+        if "sym_shape" in e:
+            got = [_sym.evaluate(d, hints) for d in e["sym_shape"]]
+            if got != e["shape"]:
+                raise ExportError(f"{what}: sym_shape {e['sym_shape']} is {got} at the hints, "
+                                  f"not the traced {e['shape']} (an exporter bug)")
+        if "sym" in e and _sym.evaluate(e["sym"], hints) != e["scalar"].get("int"):
+            raise ExportError(f"{what}: sym {e['sym']} disagrees with its example value "
+                              f"{e['scalar']} (an exporter bug)")
 
 
 def _is_constant_symint(d: torch.SymInt) -> bool:

@@ -50,12 +50,6 @@ class SymError(ExportError):
     """A size expression that rlx's grammar cannot express (or a bad text)."""
 
 
-def _fn(name: str):
-    """torch's sympy function class ``name`` (None where this torch lacks it)."""
-    import torch.utils._sympy.functions as F
-    return getattr(F, name, None)
-
-
 def _cls(expr) -> str:
     return type(expr).__name__
 

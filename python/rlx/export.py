@@ -2,15 +2,19 @@
 
     python3 -m rlx.export MODEL.py -o OUT [--decomposition aten|high|core]
         [--intermediates] [--intermediates-cap-mb N] [--no-reference]
-        [--dynamic INPUT:AXIS:NAME[:MIN:MAX]]... [--set KEY=VALUE]...
-        [--name NAME] [--no-check] [--quiet]
+        [--dynamic INPUT:AXIS:NAME[:MIN:MAX]]... [--default-max N]
+        [--reference-shapes [SPEC]] [--reference-shapes-cap-mb N]
+        [--set KEY=VALUE]... [--name NAME] [--no-check] [--quiet]
 
 This module owns the command line, loading MODEL.py, running
 ``torch.export`` and the decompositions, writing the files
 (torch-ir.json, weights.safetensors, reference.safetensors,
-intermediates.safetensors) and the auto-decompose loop that re-exports when
-the rlx binary reports ops it does not support.  The graph -> JSON
-translation lives in ``_ir.py``.
+intermediates.safetensors), the eager runs behind the reference data (at the
+example and, with --reference-shapes, at more bindings of the shape symbols)
+and the auto-decompose loop that re-exports when the rlx binary reports ops
+it does not support.  The graph -> JSON translation lives in ``_ir.py``, the
+shape symbols in ``_shapes.py`` and ``_sym.py``, the choice of reference
+bindings in ``_refshapes.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import contextlib
 import copy
 import importlib.util
 import inspect
+import json
 import os
+import random
 import sys
 from pathlib import Path
 from typing import Any, Iterable
@@ -29,7 +35,7 @@ from typing import Any, Iterable
 import torch
 from torch.utils import _pytree as pytree
 
-from . import _ir
+from . import _ir, _refshapes, _shapes
 from ._decomp import (DECOMPOSITIONS, decompose, decompose_candidates, find_rlx_binary,
                       force_ops, parse_unsupported, run_check)
 from ._ir import ExportError
@@ -64,13 +70,24 @@ def parse_dynamic_spec(spec: str) -> tuple[str, int, str, int | None, int | None
     return parts[0], axis, parts[2], lo, hi
 
 
+def _is_spec_list(dynamic) -> bool:
+    """Whether ``dynamic`` is a list of rlx specs (strings, or tuples
+    (input, axis, name[, min, max])) rather than torch's dynamic_shapes."""
+    if not isinstance(dynamic, (list, tuple)):
+        return False
+    return all(isinstance(s, str) or (
+        isinstance(s, (list, tuple)) and len(s) in (3, 5) and isinstance(s[0], (str, int))
+        and isinstance(s[1], int) and isinstance(s[2], str)) for s in dynamic)
+
+
 def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
     """``dynamic_shapes`` for torch.export from a list of specs (strings
-    ``INPUT:AXIS:NAME[:MIN:MAX]`` or tuples of the same fields).  A dict is
-    taken to be torch's own ``dynamic_shapes`` and passed through unchanged."""
+    ``INPUT:AXIS:NAME[:MIN:MAX]`` or tuples of the same fields).  Anything
+    else (a dict, a tuple of per-input dicts of ``torch.export.Dim``) is taken
+    to be torch's own ``dynamic_shapes`` and passed through unchanged."""
     if not dynamic:
         return None
-    if isinstance(dynamic, dict):
+    if not _is_spec_list(dynamic):
         return dynamic
     try:
         params = [p.name for p in inspect.signature(model.forward).parameters.values()
@@ -190,41 +207,81 @@ def _eager_outputs(model: torch.nn.Module, args: tuple) -> Any:
     return out
 
 
-def _float64_outputs(model: torch.nn.Module, args: tuple, eager_out: Any, cap_mb: float) -> list | None:
-    """The model run again in float64, one entry per output leaf (None where an
-    output is not a float32/16 tensor); None when nothing can be had.
+class _Float64:
+    """The model's float64 copy, made once on first use, and its outputs.
 
     `rlx verify` consults these only when rlx and eager torch disagree by more
     than the float32 tolerance: on deep, badly conditioned networks eager
     float32 is itself that far from the exact result, and the float64 run says
     which side is off. Skipped for models whose float64 copy would exceed
     cap_mb, and for models that do not run in float64."""
-    leaves = _flatten(eager_out)
-    wanted = [isinstance(v, torch.Tensor) and v.dtype in (torch.float32, torch.float16, torch.bfloat16)
-              for v in leaves]
-    if not any(wanted) or cap_mb <= 0:
-        return None
-    nbytes = sum(t.numel() * 8 for t in list(model.parameters()) + list(model.buffers())
-                 if t.is_floating_point())
-    if nbytes > cap_mb * 1024 * 1024:
-        return None
-    try:
-        m64 = copy.deepcopy(model).double()
-        a64 = pytree.tree_map_only(torch.Tensor, lambda t: t.double() if t.is_floating_point() else t, args)
-        out = _flatten(_eager_outputs(m64, a64))
-    except Exception:  # noqa: BLE001 - a model that will not run in f64 simply gets no arbiter
-        return None
-    if len(out) != len(leaves):
-        return None
-    return [o if w and isinstance(o, torch.Tensor) and o.dtype == torch.float64 and o.shape == v.shape
-            else None for o, v, w in zip(out, leaves, wanted)]
+
+    def __init__(self, model: torch.nn.Module, cap_mb: float):
+        self.model, self.cap_mb, self.m64, self.failed = model, cap_mb, None, False
+
+    def available(self) -> bool:
+        if self.failed or self.cap_mb <= 0:
+            return False
+        if self.m64 is None:
+            nbytes = sum(t.numel() * 8 for t in list(self.model.parameters()) +
+                         list(self.model.buffers()) if t.is_floating_point())
+            if nbytes > self.cap_mb * 1024 * 1024:
+                self.failed = True
+                return False
+            try:
+                self.m64 = copy.deepcopy(self.model).double()
+            except Exception:  # noqa: BLE001 - a model that will not convert gets no arbiter
+                self.failed = True
+                return False
+        return True
+
+    def outputs(self, args: tuple, eager_out: Any) -> list | None:
+        """One entry per output leaf (None where an output is not a float32/16
+        tensor); None when nothing can be had."""
+        leaves = _flatten(eager_out)
+        wanted = [isinstance(v, torch.Tensor) and v.dtype in (torch.float32, torch.float16,
+                                                               torch.bfloat16) for v in leaves]
+        if not any(wanted) or not self.available():
+            return None
+        try:
+            a64 = pytree.tree_map_only(torch.Tensor,
+                                       lambda t: t.double() if t.is_floating_point() else t, args)
+            out = _flatten(_eager_outputs(self.m64, a64))
+        except Exception:  # noqa: BLE001 - a model that will not run in f64 simply gets no arbiter
+            return None
+        if len(out) != len(leaves):
+            return None
+        return [o if w and isinstance(o, torch.Tensor) and o.dtype == torch.float64 and
+                o.shape == v.shape else None for o, v, w in zip(out, leaves, wanted)]
+
+
+
+def _align_outputs(leaves: list, ir: dict, out64: list | None) -> tuple[list, list | None]:
+    """Eager output leaves (and their float64 twins) numbered as the program's
+    outputs: the None outputs the program omits are dropped."""
+    omitted = set(ir.get("omitted_outputs", []))
+    if omitted:
+        if len(leaves) != len(ir["outputs"]) + len(omitted) or any(leaves[i] is not None for i in omitted):
+            raise ExportError("eager outputs and the exported graph's None outputs do not line up")
+        if out64:
+            out64 = [v for i, v in enumerate(out64) if i not in omitted]
+        leaves = [v for i, v in enumerate(leaves) if i not in omitted]
+    if len(leaves) != len(ir["outputs"]):
+        raise ExportError(f"eager model returned {len(leaves)} values but the exported graph "
+                          f"has {len(ir['outputs'])} outputs")
+    return leaves, out64
 
 
 def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decomposition,
-                 write_reference, intermediates, intermediates_cap_mb, out64=None) -> dict:
+                 write_reference, intermediates, intermediates_cap_mb, out64=None, dims=None,
+                 default_max=None, notes=None, bindings=None) -> dict:
+    """Write one round's files; ``bindings(ir, io, user_leaves)`` gives the
+    reference data at more bindings of the shape symbols (``reference_bindings``
+    entries and tensors), None for none."""
     io = _ir.classify_placeholders(ep)
     ir = _ir.build_ir(ep, model_name=model_name, decomposition=decomposition,
-                      producer=producer(), io=io)
+                      producer=producer(), io=io, dims=dims, default_max=default_max,
+                      notes=notes)
     # A None among the model's outputs (e.g. a pooler a config disables) carries
     # no data: it is left out of the program, which numbers only real outputs;
     # the IR lists where the Nones were ("omitted_outputs", eager positions).
@@ -234,38 +291,37 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
         ir["outputs"] = [ir["outputs"][i] for i in keep]
         if not ir["outputs"]:
             raise ExportError("the model returns only None")
-    paths = {"ir": out_dir / "torch-ir.json", "weights": out_dir / "weights.safetensors"}
-    paths["ir"].write_text(_ir.dumps(ir))
-    _save({w.key: w.tensor for w in io.weights}, paths["weights"])
-
     user_leaves = pytree.tree_flatten(args)[0]  # as torch.export flattens them (None drops)
     if len(user_leaves) != len(io.user_inputs):
         raise ExportError(f"the graph has {len(io.user_inputs)} user inputs but the example "
                           f"inputs flatten to {len(user_leaves)} values")
+    extra_refs: dict[str, torch.Tensor] = {}
+    if write_reference and bindings is not None and ir.get("symbols"):
+        entries, extra_refs = bindings(ir, io, user_leaves)
+        if entries:
+            ir["reference_bindings"] = entries
+    paths = {"ir": out_dir / "torch-ir.json", "weights": out_dir / "weights.safetensors"}
+    paths["ir"].write_text(_ir.dumps(ir))
+    _save({w.key: w.tensor for w in io.weights}, paths["weights"])
+
     if write_reference:
         ref = {}
         input_ids = {e["id"] for e in ir["inputs"]}
         for node, val in zip(io.user_inputs, user_leaves):
             if node.name in input_ids and isinstance(val, torch.Tensor):
                 ref[f"in::{node.name}"] = val
-        leaves = _flatten(eager_out)
-        omitted = set(ir.get("omitted_outputs", []))
-        if omitted:
-            if len(leaves) != len(ir["outputs"]) + len(omitted) or any(leaves[i] is not None for i in omitted):
-                raise ExportError("eager outputs and the exported graph's None outputs do not line up")
-            if out64:
-                out64 = [v for i, v in enumerate(out64) if i not in omitted]
-            leaves = [v for i, v in enumerate(leaves) if i not in omitted]
-        if len(leaves) != len(ir["outputs"]):
-            raise ExportError(f"eager model returned {len(leaves)} values but the exported graph "
-                              f"has {len(ir['outputs'])} outputs")
+        leaves, out64 = _align_outputs(_flatten(eager_out), ir, out64)
         for i, v in enumerate(leaves):
             if isinstance(v, torch.Tensor):
                 ref[f"out::{i}"] = v
             if out64 and out64[i] is not None:
                 ref[f"out64::{i}"] = out64[i]
+        ref.update(extra_refs)
+        meta = {"producer": producer(), "torch": torch.__version__}
+        if "reference_bindings" in ir:
+            meta["reference_bindings"] = json.dumps(ir["reference_bindings"])
         paths["reference"] = out_dir / "reference.safetensors"
-        _save(ref, paths["reference"], {"producer": producer(), "torch": torch.__version__})
+        _save(ref, paths["reference"], meta)
     else:  # never leave a stale reference from an earlier export beside a new graph
         (out_dir / "reference.safetensors").unlink(missing_ok=True)
 
@@ -279,6 +335,119 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
     else:
         (out_dir / "intermediates.safetensors").unlink(missing_ok=True)
     return {"ir": ir, "paths": {k: str(v) for k, v in paths.items()}, "intermediates": inter}
+
+
+def _fmt_binding(env: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in env.items())
+
+
+def _over(env: dict, nbytes: int, limit: int, cap_mb: float) -> str:
+    mib = 1024 * 1024
+    return (f"{_fmt_binding(env)} needs {nbytes / mib:.1f} MiB, over {limit / mib:.1f} MiB "
+            f"(its share of --reference-shapes-cap-mb {cap_mb:g})")
+
+
+def _reference_bindings(model, args, ir: dict, io, user_leaves: list, *, spec, cap_mb: float,
+                        f64: _Float64, notes: list[str]) -> tuple[list[dict], dict]:
+    """``reference_bindings`` entries and the ``b<k>/...`` tensors for the
+    bindings ``spec`` asks for (see ``_refshapes``): each one eager torch runs
+    at, whose outputs have the shapes the program's sym_shapes give, and that
+    fits its share of ``cap_mb`` (what earlier bindings left, divided evenly
+    among the bindings still to come).  Explicit bindings, ``min`` and
+    ``max`` are chosen first; ``mid`` and ``random`` then lie within
+    [min, the max binding chosen], so min <= mid <= max also when the cap
+    shrinks the max.  Entries are numbered in the spec's order."""
+    symbols, guards = ir["symbols"], ir["guards"]
+    items = _refshapes.parse_spec(spec, symbols)
+    hints = {s["name"]: s["hint"] for s in symbols}
+    leaf_of = {n.name: i for i, n in enumerate(io.user_inputs)}
+    examples = {e["id"]: user_leaves[leaf_of[e["id"]]] for e in ir["inputs"]}
+    _, flat_spec = pytree.tree_flatten(args)
+    cap = int(cap_mb * 1024 * 1024)
+    budget = cap
+    seen = {tuple(hints.values())}
+    rank = {"min": 1, "max": 2, "mid": 3, "random": 4}
+    order = sorted(range(len(items)), key=lambda i: (rank.get(items[i], 0)
+                                                     if isinstance(items[i], str) else 0, i))
+    chosen: dict[int, tuple[dict, dict]] = {}
+    upper: dict[str, int] = {}
+    for n_done, idx in enumerate(order):
+        item = items[idx]
+        label = item if isinstance(item, str) else _fmt_binding(item)
+        rng = random.Random(_refshapes.SEED + idx)
+        share = budget // (len(items) - n_done)  # what is left, shared by the bindings to come
+        within = [dict(x, max=upper.get(x["name"], x["max"])) for x in symbols] \
+            if item in ("mid", "random") else symbols
+        why: list[str] = []
+        failures = 0
+        for cand in _refshapes.candidates(item, within, rng):
+            env = _refshapes.repaired(cand, symbols, guards, rng)
+            if env is None:
+                why.append(f"no binding near {_fmt_binding(cand)} satisfies the guards")
+                continue
+            if tuple(env.values()) in seen:
+                continue
+            size, peak = _refshapes.estimate(ir, env, f64.available())
+            if size > share or peak > cap:
+                why.append(_over(env, max(size, peak), share if size > share else cap, cap_mb))
+                continue
+            gen = torch.Generator().manual_seed(_refshapes.SEED + 1000 * (idx + 1))
+            ins = _refshapes.make_inputs(ir, examples, env, gen)
+            leaves = list(user_leaves)
+            for i, t in ins.items():
+                leaves[leaf_of[i]] = t
+            args_k = pytree.tree_unflatten(leaves, flat_spec)
+            try:
+                out = _eager_outputs(model, args_k)
+            except Exception as e:  # noqa: BLE001 - the binding is skipped, with the reason
+                why.append(f"eager torch fails at {_fmt_binding(env)}: {type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:160] if str(e) else ''}")
+                failures += 1
+                if failures >= 3:
+                    break
+                continue
+            outs, _ = _align_outputs(_flatten(out), ir, None)
+            want = _refshapes.output_shapes(ir, env)
+            bad = [i for i, (v, w) in enumerate(zip(outs, want))
+                   if isinstance(v, torch.Tensor) and w is not None and list(v.shape) != w]
+            if bad:
+                i = bad[0]
+                why.append(f"at {_fmt_binding(env)} eager output {i} has shape "
+                           f"{list(outs[i].shape)} but the program says {want[i]} (torch "
+                           f"specialized the trace to the example sizes)")
+                continue
+            _, o64 = _align_outputs(_flatten(out), ir, f64.outputs(args_k, out))
+            new = {f"in::{i}": t for i, t in ins.items()}
+            for i, v in enumerate(outs):
+                if isinstance(v, torch.Tensor):
+                    new[f"out::{i}"] = v
+                if o64 and o64[i] is not None:
+                    new[f"out64::{i}"] = o64[i]
+            nbytes = sum(t.numel() * t.element_size() for t in new.values())
+            if nbytes > share:
+                why.append(_over(env, nbytes, share, cap_mb))
+                continue
+            budget -= nbytes
+            seen.add(tuple(env.values()))
+            chosen[idx] = (env, new)
+            if item == "max":
+                upper = dict(env)
+            if why:
+                notes.append(f"reference binding '{label}' is {_fmt_binding(env)}: "
+                             + "; ".join(why[:2]))
+            break
+        if idx not in chosen:
+            notes.append(f"reference binding '{label}' skipped: " +
+                         ("; ".join(why[-2:]) if why else "it would repeat the example or "
+                          "an earlier binding"))
+    entries: list[dict] = []
+    tensors: dict[str, torch.Tensor] = {}
+    for idx in sorted(chosen):
+        env, new = chosen[idx]
+        k = len(entries) + 1
+        entries.append({"k": k, "values": env})
+        tensors.update({f"b{k}/{key}": t for key, t in new.items()})
+    return entries, tensors
 
 
 @contextlib.contextmanager
@@ -312,14 +481,27 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                    write_reference: bool = True, intermediates: bool = False,
                    intermediates_cap_mb: float = 256, dynamic=None, check: bool = True,
                    max_decompose_rounds: int = 4, force_decompose: Iterable = (),
-                   reference64_cap_mb: float = 2048, quiet: bool = True) -> dict:
+                   reference64_cap_mb: float = 2048, reference_shapes=None,
+                   reference_shapes_cap_mb: float = 64, default_max: int | None = None,
+                   quiet: bool = True) -> dict:
     """Export ``model`` on ``example_inputs`` into ``out_dir``; returns a summary dict.
 
     With ``write_reference``, reference.safetensors holds the example inputs
     (``in::<id>``), eager torch's outputs (``out::<i>``) and, for models whose
     float64 copy fits in ``reference64_cap_mb`` (0 disables), the same outputs
     computed in float64 (``out64::<i>``), the arbiter `rlx verify` consults
-    when rlx and torch disagree by more than float32 tolerance."""
+    when rlx and torch disagree by more than float32 tolerance.
+
+    ``dynamic``: rlx specs (``"INPUT:AXIS:NAME[:MIN:MAX]"`` strings or
+    tuples of those fields) or torch's own ``dynamic_shapes``; the Dim names
+    name the program's shape symbols.  A symbol torch leaves unbounded gets
+    max ``default_max`` (``_shapes.DEFAULT_MAX``, 4096).
+    ``reference_shapes``: also store reference data at more bindings of the
+    symbols — True for the default spec ``min,mid,max,random``, a spec
+    string, or a list of kinds and dicts name -> value (``_refshapes``) — as
+    ``b<k>/in::<id>``, ``b<k>/out::<i>``, ``b<k>/out64::<i>``, all of them
+    within ``reference_shapes_cap_mb``.  What the user should know (unbounded
+    symbols, bindings moved or skipped) is in the summary's ``notes``."""
     if decomposition not in DECOMPOSITIONS:
         raise ExportError(f"unknown decomposition '{decomposition}' "
                           f"(choose from {', '.join(DECOMPOSITIONS)})")
@@ -329,8 +511,10 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
     model_name = model_name or type(model).__name__.lower()
     model.eval()
 
+    notes: list[str] = []
     with torch.no_grad():
         dyn = dynamic_shapes_spec(model, args, dynamic)
+        dims = _shapes.dim_specs(model, args, dyn)
         forced = sorted({str(op) for op in force_ops(force_decompose)})
         # non-strict tracing first (it follows Python as eager does); some
         # modules only trace with TorchDynamo (strict), e.g. transformers'
@@ -354,12 +538,35 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         if strict:
             _log(quiet, f"rlx.export: note: exported with strict=True after: {errors[0]}")
         eager_out = _eager_outputs(model, args) if write_reference else None
-        out64 = _float64_outputs(model, args, eager_out, reference64_cap_mb) if write_reference else None
+        f64 = _Float64(model, reference64_cap_mb)
+        out64 = f64.outputs(args, eager_out) if write_reference else None
+        if reference_shapes in (None, False):
+            f64.m64 = None  # only the example needs it: free the copy now
+
+        memo: dict[str, Any] = {}
+
+        def bindings(ir, io, user_leaves):
+            # computed once per symbol table: decomposition rounds keep it
+            key = json.dumps([ir["symbols"], ir["guards"], ir["inputs"], ir["outputs"]])
+            if key not in memo:
+                memo.clear()
+                memo[key] = _reference_bindings(model, args, ir, io, user_leaves,
+                                                spec=reference_shapes,
+                                                cap_mb=reference_shapes_cap_mb, f64=f64,
+                                                notes=notes)
+            return memo[key]
 
         kw = dict(model_name=model_name, decomposition=decomposition,
                   write_reference=write_reference, intermediates=intermediates,
-                  intermediates_cap_mb=intermediates_cap_mb, out64=out64)
+                  intermediates_cap_mb=intermediates_cap_mb, out64=out64, dims=dims,
+                  default_max=default_max, notes=notes,
+                  bindings=bindings if reference_shapes not in (None, False) else None)
         written = _write_round(ep, args, eager_out, out_dir, **kw)
+        if reference_shapes not in (None, False) and "symbols" not in written["ir"]:
+            notes.append("reference_shapes: the program has no shape symbols; only the example "
+                         "is stored")
+        if reference_shapes not in (None, False) and not write_reference:
+            notes.append("reference_shapes: no reference is written (write_reference=False)")
 
         auto: list[str] = []
         rounds = 0
@@ -403,6 +610,9 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
             written = _write_round(ep, args, eager_out, out_dir, **kw)
 
     ir = written["ir"]
+    notes = list(dict.fromkeys(notes))  # each decomposition round repeats the IR's notes
+    for n in notes:
+        _log(quiet, f"rlx.export: note: {n}")
     return {
         "model_name": model_name,
         "decomposition": decomposition,
@@ -422,6 +632,9 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         "check_message": check_msg,
         "unsupported_ops": parse_unsupported(check_msg) if check_state == "failed" else [],
         "rlx_bin": rlx_bin,
+        "symbols": ir.get("symbols", []),
+        "reference_bindings": ir.get("reference_bindings", []),
+        "notes": notes,
     }
 
 
@@ -495,6 +708,12 @@ def format_summary(s: dict, top: int = 12) -> str:
     if s["auto_decomposed_ops"]:
         lines.append(f"  auto-decomposed ({s['decompose_rounds']} rounds): "
                      f"{', '.join(s['auto_decomposed_ops'])}")
+    if s["symbols"]:
+        lines.append("  symbols: " + ", ".join(f"{x['name']} in [{x['min']}, {x['max']}] "
+                                               f"(example {x['hint']})" for x in s["symbols"]))
+    if s["reference_bindings"]:
+        lines.append("  reference bindings: " + "; ".join(
+            ", ".join(f"{k}={v}" for k, v in b["values"].items()) for b in s["reference_bindings"]))
     lines.append(f"  check: {s['check']}" + (f" ({s['rlx_bin']})" if s["rlx_bin"] else ""))
     return "\n".join(lines)
 
@@ -512,7 +731,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference64-cap-mb", type=float, default=2048, metavar="N",
                     help="also store float64 outputs when the model's float64 copy fits in N MiB "
                          "(0: never)")
-    ap.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS:NAME[:MIN:MAX]")
+    ap.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS:NAME[:MIN:MAX]",
+                    help="make an input axis a shape symbol NAME (inclusive range MIN..MAX)")
+    ap.add_argument("--default-max", type=int, default=_shapes.DEFAULT_MAX, metavar="N",
+                    help="max of a symbol given no MAX and left unbounded by torch "
+                         f"(default {_shapes.DEFAULT_MAX})")
+    ap.add_argument("--reference-shapes", nargs="?", const=True, default=None, metavar="SPEC",
+                    help="also store reference data at more bindings of the shape symbols: "
+                         "comma-separated min, mid, max, random, NAME=V[:NAME=V] "
+                         f"(default {_refshapes.DEFAULT_SPEC})")
+    ap.add_argument("--reference-shapes-cap-mb", type=float, default=64, metavar="N",
+                    help="bound on the reference data at those bindings, and on any one value "
+                         "computed for them (default 64)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="keyword argument for get_model()")
     ap.add_argument("--name", help="model name (default: lower-cased class name)")
@@ -526,7 +756,9 @@ def main(argv: list[str] | None = None) -> int:
                            intermediates=a.intermediates,
                            intermediates_cap_mb=a.intermediates_cap_mb, dynamic=a.dynamic,
                            check=not a.no_check, reference64_cap_mb=a.reference64_cap_mb,
-                           quiet=a.quiet)
+                           reference_shapes=a.reference_shapes,
+                           reference_shapes_cap_mb=a.reference_shapes_cap_mb,
+                           default_max=a.default_max, quiet=a.quiet)
     except Exception as e:  # noqa: BLE001 - every failure becomes one clear line
         if os.environ.get("RLX_DEBUG") == "1":
             raise

@@ -417,7 +417,7 @@ def test_dynamic_shapes(tmp_path):
                                     "mask:2:seq", "mask:3:seq"])
     ir = load_ir(tmp_path)
     assert ir["inputs"][0] == {"id": "x", "shape": [2, 8, 32], "dtype": "f32",
-                               "dynamic": [0, 1, -1]}
+                               "sym_shape": ["batch", "seq", 32], "dynamic": [0, 1, -1]}
     assert ir["inputs"][1]["dynamic"] == [0, -1, 1, 1]
     sizes = [n for n in ir["nodes"] if n["op"] == "aten.sym_size.int"]
     assert sizes and all("scalar" in n["out"] for n in sizes)
