@@ -13,6 +13,9 @@
 # Prints the executions and the final coverage line; exits 1 on a finding.
 #
 # Reproduce a finding:  build-fuzz/fuzz_TARGET build-fuzz/findings/TARGET/crash-...
+# Minimize it:          build-fuzz/fuzz_TARGET -minimize_crash=1 -max_total_time=60 CRASH
+# Keep going past findings (long runs; one child process):
+#   scripts/fuzz.sh torch_ir 1800 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
 # Environment: CLANG (default clang) names the compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,8 +70,11 @@ for t in "${run[@]}"; do
   if [ "$rc" -ne 0 ] || [ "$new" -gt 0 ]; then
     status=1
     echo "   FINDING (exit $rc, $new new input(s) in $findings):"
-    grep -m1 -E -A6 'ERROR: |runtime error:|Assertion|deadly signal' "$log" | grep -vE 'in fuzzer::|libc_start|_start \(' |
-      cut -c1-200 | sed 's/^/     /' || true
+    pat='runtime error:|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|Assertion .* failed|deadly signal'
+    grep -E "$pat" "$log" | cut -c1-200 | sort | uniq -c | sort -rn | head -10 | sed 's/^/   /' || true
+    echo "   first report's top frames:"
+    grep -m1 -A40 -E "$pat" "$log" | grep -E '^ +#[0-9]+ 0x' | grep -vE ' in fuzzer::|libc_start|in _start ' |
+      head -6 | cut -c1-200 | sed 's/^/   /' || true
     grep -E 'Test unit written to' "$log" | sed 's/^/   /' || true
     [ "$new" -gt 0 ] && ls -t "$findings" | head -n "$new" | sed "s|^|   input: $findings/|"
   fi

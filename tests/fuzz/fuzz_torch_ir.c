@@ -8,7 +8,8 @@
  * weights.safetensors; the rest is the JSON.
  *
  * Pipeline: rlx_torch_ir_parse -> rlx_st_parse -> rlx_lower_graph ->
- * rlx_graph_verify -> an rlx_model built by hand -> rlx_model_compile
+ * rlx_graph_verify -> an rlx_model built by hand, with the checks of
+ * rlx_model_load_files (src/runtime/model.c) -> rlx_model_compile
  * (threads 1) -> rlx_session_create -> every input bound to zeros ->
  * rlx_session_run -> every output's bytes read -> destroy. Any stage may
  * refuse the input with a status; only a crash, a sanitizer report or an
@@ -100,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rlx_torch_ir_parse((const char *)data, size, "fuzz/torch-ir.json", &m->ir)) goto done;
   if (!recorded_sizes_ok(&m->ir)) goto done;
   if (rlx_st_parse(weights, wsize, "fuzz/weights.safetensors", &m->weights)) goto done;
+  if (m->ir.n_outputs == 0) goto done; /* as rlx_model_load_files refuses it */
   if (rlx_lower_graph(&m->ir, &m->weights, &m->graph)) goto done;
   if (rlx_graph_verify(&m->graph, "import")) goto done;
   rlx_compile_options o;

@@ -40,9 +40,12 @@ CORPUS = HERE / "corpus"
 
 
 def clean(d: Path) -> Path:
+    """Empties d, keeping the hand-written regression seeds (regress-*: inputs
+    that once crashed a target, kept so the fuzzers start from them)."""
     d.mkdir(parents=True, exist_ok=True)
     for f in d.iterdir():
-        f.unlink()
+        if not f.name.startswith("regress-"):
+            f.unlink()
     return d
 
 
