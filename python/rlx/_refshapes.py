@@ -49,7 +49,7 @@ DEFAULT_SPEC = "min,mid,max,random"
 KINDS = ("min", "mid", "max", "random")
 SMALL_SET = 16
 SEED = 0
-_SHRINK_STEPS = 12   # f = 1, 1/2, ..., 1/2048 of the range
+_SHRINK_STEPS = 24   # f = 1, 2^-1/2, 1/2, ..., 2^-23/2 of the range
 _REPAIR_TRIES = 256
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
                "u8": 1, "bool": 1}
@@ -105,7 +105,7 @@ def candidates(item: Any, symbols: list[dict], rng: random.Random) -> Iterator[d
             yield _at(symbols, lambda s: min(max(s["min"], t), s["max"]))
         return
     for step in range(_SHRINK_STEPS):
-        f = 0.5 ** step
+        f = 0.5 ** (step / 2)
         if item == "mid":
             f *= 0.5
         if item == "random":
