@@ -106,13 +106,27 @@ typedef struct rlx_tensor_view {
  * not valid (rank outside 0..RLX_MAX_RANK, a negative dim, or overflow). */
 int64_t rlx_view_numel(const rlx_tensor_view *v);
 
-/* Description of a model input or output. `name` lives as long as the model. */
+/* Description of a model input or output. Strings live as long as the
+ * model. A model exported with dynamic axes has symbolic dims: for those,
+ * dim_names[d] is the symbol or expression ("seq", "2*seq") and the axis
+ * takes any size in [dim_min[d], dim_max[d]] that the model's other inputs
+ * and relations allow; dims[d] is the example size it was exported with. A
+ * static axis has dim_names[d] NULL and dim_min = dim_max = dims. */
 typedef struct rlx_io_info {
   const char *name;
   rlx_dtype dtype;
   int32_t rank;
   int64_t dims[RLX_MAX_RANK];
+  const char *dim_names[RLX_MAX_RANK];
+  int64_t dim_min[RLX_MAX_RANK], dim_max[RLX_MAX_RANK];
 } rlx_io_info;
+
+/* A shape symbol of a dynamic model: a size its inputs choose at run time. */
+typedef struct rlx_symbol_info {
+  const char *name;
+  int64_t min, max; /* inclusive bounds */
+  int64_t hint;     /* the size the model was exported with */
+} rlx_symbol_info;
 
 /* ---- model ------------------------------------------------------------- */
 
@@ -147,6 +161,9 @@ int rlx_model_output_count(const rlx_model *model);
 /* Fills *info_out for input/output `index`; RLX_ERR_INVALID_ARGUMENT if out of range. */
 rlx_status rlx_model_input_info(const rlx_model *model, int index, rlx_io_info *info_out);
 rlx_status rlx_model_output_info(const rlx_model *model, int index, rlx_io_info *info_out);
+/* The model's shape symbols (0 for a static model). */
+int rlx_model_symbol_count(const rlx_model *model);
+rlx_status rlx_model_symbol_info(const rlx_model *model, int index, rlx_symbol_info *info_out);
 
 /* ---- compile ----------------------------------------------------------- */
 
@@ -181,29 +198,49 @@ void rlx_compiled_destroy(rlx_compiled *compiled);
 
 typedef struct rlx_session rlx_session;
 
-/* Creates a session and plans its memory for the model's recorded input
- * shapes. The compiled model must outlive the session. */
+/* Creates a session. Its memory (one arena) is allocated here, once, for
+ * the largest binding of the model's symbols the bounds allow (a dynamic
+ * model; large arenas are reserved address space that fills as bindings use
+ * it); nothing the session does later allocates. The compiled model must
+ * outlive the session. */
 rlx_status rlx_session_create(const rlx_compiled *compiled, rlx_session **session_out);
 void rlx_session_destroy(rlx_session *session);
 
 /* Binds input `name` to caller memory, read (not copied) during each run.
- * The view's dtype and shape must equal the input's. The memory must stay
+ * The view's dtype and rank must be the input's; its dims must be the
+ * input's for a static model, and any allowed binding of the symbols for a
+ * dynamic one (checked at the next reshape or run). The memory must stay
  * valid until it is rebound or the session is destroyed. */
 rlx_status rlx_session_bind_input(rlx_session *session, const char *name,
                                   const rlx_tensor_view *view);
 
+/* The reshape stage: resolves the symbols from the shapes of the bound
+ * inputs, checks their bounds and the model's relations, and plans this
+ * binding (shapes, kernels, memory); plans of recent bindings are cached.
+ * rlx_session_run does it when the input shapes changed; call it directly to
+ * check a binding or to read the output shapes before running. Errors:
+ * RLX_ERR_SHAPE naming the input, the axis, the symbol and its bounds, or
+ * the relation that fails (the session stays usable); RLX_ERR_INVALID_ARGUMENT
+ * (an unbound input). Allocates nothing. */
+rlx_status rlx_session_reshape(rlx_session *session);
+
 /* Binds output `name` ("0", "1", ... or the graph value name) to caller
- * memory; each run copies the output there. Optional: see rlx_session_output. */
+ * memory; each run copies the output there (its dims must be the output's
+ * at the binding that runs, else the run fails with RLX_ERR_SHAPE).
+ * Optional: see rlx_session_output. */
 rlx_status rlx_session_bind_output(rlx_session *session, const char *name,
                                    const rlx_tensor_view *view);
 
-/* Runs the graph. Every input must be bound. Allocates nothing.
- * Errors: RLX_ERR_INVALID_ARGUMENT (unbound input), RLX_ERR_RUNTIME (a
- * kernel rejected its data; the message names the node). */
+/* Runs the graph (reshaping first when the input shapes changed). Every
+ * input must be bound. Allocates nothing.
+ * Errors: RLX_ERR_INVALID_ARGUMENT (unbound input), RLX_ERR_SHAPE (see
+ * rlx_session_reshape), RLX_ERR_RUNTIME (a kernel rejected its data; the
+ * message names the node). */
 rlx_status rlx_session_run(rlx_session *session);
 
-/* Output `index` of the last run as a view into session memory, valid until
- * the next run or the session's destruction. */
+/* Output `index` as a view into session memory with its shape at the current
+ * binding (after a run: that run's output), valid until the next run or
+ * reshape or the session's destruction. */
 rlx_status rlx_session_output(const rlx_session *session, int index, rlx_tensor_view *view_out);
 
 #ifdef __cplusplus

@@ -171,15 +171,15 @@ typedef struct bisect_ctx {
 
 static rlx_status bisect_hook(void *ctx, const rlx_session *s, int32_t i) {
   bisect_ctx *b = ctx;
-  const rlx_compiled *c = s->c;
-  const rlx_node *n = &c->graph.nodes[i];
+  const rlx_graph *ig = rlx_session_graph(s); /* concrete shapes and params at this binding */
+  const rlx_node *n = &ig->nodes[i];
   const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
-  if (b->res->node >= 0 || c->plan.skip[i] || rlx_kernel_is_reference(&c->kernels[i], n)) return RLX_OK;
+  if (b->res->node >= 0 || s->cur->plan.skip[i] || rlx_session_node_is_reference(s, i)) return RLX_OK;
   int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
   const rlx_tensor_view *in = &s->views[s->view_at[i]], *out = in + nin;
   rlx_tensor_view ref[4];
   void *buf[4] = {0}, *scratch = NULL;
-  size_t sb = vt->scratch ? vt->scratch(&c->graph, n) : 0;
+  size_t sb = vt->scratch ? vt->scratch(ig, n) : 0;
   rlx_status st = RLX_OK;
   for (int32_t k = 0; k < n->n_out; k++) {
     ref[k] = out[k];

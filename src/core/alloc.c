@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core.h"
 
@@ -47,6 +48,34 @@ void *rlx_aligned_alloc(size_t n) {
 }
 
 void rlx_aligned_free(void *p) { free(p); }
+
+/* A reserved arena of 64 MiB and more is address space (MAP_NORESERVE):
+ * pages are backed as the session touches them, so a dynamic model's arena,
+ * sized for its largest binding, costs what the bindings it runs use. A
+ * static model's arena is all used: it is allocated outright, so one too
+ * large for the machine fails here rather than when a run touches it. The
+ * size is kept in a 64-byte header so rlx_arena_free can unmap it. */
+#define ARENA_MMAP_MIN ((size_t)64 << 20)
+
+void *rlx_arena_alloc(size_t n, bool reserve) {
+  if (!reserve || n < ARENA_MMAP_MIN) return rlx_aligned_alloc(n);
+  if (injected_failure() || n > SIZE_MAX - 4096) return NULL;
+  size_t len = ((n + 64) + 4095) & ~(size_t)4095;
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  *(size_t *)p = len;
+  return (char *)p + 64;
+}
+
+void rlx_arena_free(void *p, size_t n, bool reserve) {
+  if (!p) return;
+  if (!reserve || n < ARENA_MMAP_MIN) {
+    rlx_aligned_free(p);
+    return;
+  }
+  char *base = (char *)p - 64;
+  munmap(base, *(size_t *)base);
+}
 
 rlx_status rlx_grow(void **arr, int32_t *cap, int32_t need, size_t elem) {
   if (need <= *cap) return RLX_OK;

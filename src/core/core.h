@@ -56,6 +56,11 @@ void rlx_free(void *p);
 /* 64-byte aligned; free with rlx_aligned_free. */
 void *rlx_aligned_alloc(size_t n);
 void rlx_aligned_free(void *p);
+/* A session arena of n bytes, 64-byte aligned; with `reserve`, a large one
+ * is reserved address space, backed as touched (a dynamic model's arena for
+ * its largest binding). Free with rlx_arena_free(p, n, reserve). */
+void *rlx_arena_alloc(size_t n, bool reserve);
+void rlx_arena_free(void *p, size_t n, bool reserve);
 /* Test hook: the allocation after `n` more successful ones fails (and every
  * one after it, until reset with n < 0). */
 void rlx_alloc_fail_after(long n);

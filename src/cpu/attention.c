@@ -85,12 +85,18 @@ static rlx_status attn_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
-  const rlx_value *q = rlx_in(g, n, 0), *kv = rlx_in(g, n, 1), *m = rlx_in(g, n, 3);
-  if (q->dtype != RLX_DTYPE_F32 || (m && m->dtype != RLX_DTYPE_BOOL && m->dtype != RLX_DTYPE_F32)) return RLX_OK;
+static size_t attn_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  const rlx_value *q = rlx_in(g, n, 0), *kv = rlx_in(g, n, 1);
   int r = q->shape.rank;
   int64_t L = q->shape.dims[r - 2], S = kv->shape.dims[r - 2];
+  return (size_t)(threads > 0 ? threads : 1) * (scores_bytes(L, S) + rlx_sgemm_scratch(1));
+}
+
+rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_value *q = rlx_in(g, n, 0), *m = rlx_in(g, n, 3);
+  if (q->dtype != RLX_DTYPE_F32 || (m && m->dtype != RLX_DTYPE_BOOL && m->dtype != RLX_DTYPE_F32)) return RLX_OK;
   k->fast = attn_run, k->ref = NULL, k->name = "f32_attention_sgemm";
-  k->scratch = (size_t)threads * (scores_bytes(L, S) + rlx_sgemm_scratch(1));
+  k->scratch_for = attn_scratch_for;
+  k->scratch = attn_scratch_for(g, n, threads);
   return RLX_OK;
 }

@@ -438,13 +438,17 @@ typedef struct wg_geo {
   int64_t TH, TW, T, E; /* tile rows and columns, tiles, even/odd row length (TW + 1) */
 } wg_geo;
 
+/* Whether Winograd F(2x2, 3x3) computes this conv (any image size). */
 static bool wg_geo_of(const conv_geo *c, wg_geo *w) {
   if (c->G != 1 || c->kh != 3 || c->kw != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1) return false;
   *w = (wg_geo){(c->OH + 1) / 2, (c->OW + 1) / 2, 0, 0};
   w->T = w->TH * w->TW, w->E = w->TW + 1;
-  /* small images make skinny GEMMs; few channels leave the transforms dominant */
-  return w->T >= 32 && c->C >= 16 && c->O >= 16;
+  return true;
 }
+
+/* Whether it is worth choosing: small images make skinny GEMMs; few channels
+ * leave the transforms dominant. */
+static bool wg_worth(const conv_geo *c, const wg_geo *w) { return w->T >= 32 && c->C >= 16 && c->O >= 16; }
 
 static size_t wg_align(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 static size_t wg_v_bytes(const conv_geo *c, const wg_geo *w) { return wg_align(sizeof(float) * (size_t)(16 * c->C * w->T)); }
@@ -612,6 +616,32 @@ static rlx_status wg_pack(const rlx_node *n, const conv_geo *c, const float *g, 
   return RLX_OK;
 }
 
+/* The geometry of node n of a concrete graph, or false. */
+static bool node_geo(const rlx_graph *g, const rlx_node *n, conv_geo *c) {
+  return geo_of(&n->p.conv, &rlx_in(g, n, 0)->shape, &rlx_in(g, n, 1)->shape, &g->values[n->out[0]].shape, c);
+}
+
+static size_t dw_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  dw_geo d;
+  if (!node_geo(g, n, &c) || !dw_geo_of(&c, &d)) return SIZE_MAX;
+  return dw_worker_bytes(&c, &d) * (size_t)(threads > 0 ? threads : 1);
+}
+
+static size_t wg_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  wg_geo wg;
+  if (!node_geo(g, n, &c) || !wg_geo_of(&c, &wg)) return SIZE_MAX;
+  int t = threads > 0 ? threads : 1;
+  return wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_row_bytes(&wg) * (size_t)t + rlx_sgemm_scratch(t);
+}
+
+static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return SIZE_MAX;
+  return phases_bytes(&c) + rlx_sgemm_scratch(threads);
+}
+
 rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
@@ -622,16 +652,17 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
   dw_geo d;
   if (c.G == c.C && c.O == c.C && c.G > 1 && dw_geo_of(&c, &d)) { /* depthwise */
     k->fast = dw_run, k->ref = NULL, k->name = "f32_conv_depthwise";
-    k->scratch = dw_worker_bytes(&c, &d) * (size_t)(threads > 0 ? threads : 1);
+    k->scratch_for = dw_scratch_for;
+    k->scratch = dw_scratch_for(g, n, threads);
     return RLX_OK;
   }
   wg_geo wg;
-  if (wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD")) {
+  if (wg_geo_of(&c, &wg) && wg_worth(&c, &wg) && !getenv("RLX_NO_WINOGRAD")) {
     rlx_status st = wg_pack(n, &c, wv->data, k);
     if (st) return st;
-    int t = threads > 0 ? threads : 1;
     k->fast = wg_run, k->ref = NULL, k->name = "f32_conv_winograd_2x2_3x3";
-    k->scratch = wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_row_bytes(&wg) * (size_t)t + rlx_sgemm_scratch(t);
+    k->scratch_for = wg_scratch_for;
+    k->scratch = wg_scratch_for(g, n, threads);
     return RLX_OK;
   }
   int64_t Og = c.O / c.G, Kd = (c.C / c.G) * c.kh * c.kw;
@@ -643,6 +674,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
   k->fast = conv_run, k->ref = NULL;
   dw_geo pd;
   k->name = direct(&c) ? "f32_conv_1x1_sgemm" : phased(&c, &pd) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
-  k->scratch = phases_bytes(&c) + rlx_sgemm_scratch(threads);
+  k->scratch_for = gemm_scratch_for;
+  k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;
 }

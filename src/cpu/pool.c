@@ -121,15 +121,19 @@ static rlx_status pool_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   return RLX_OK;
 }
 
+static size_t maxpool_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  const rlx_shape *xs = &rlx_in(g, n, 0)->shape, *ys = &g->values[n->out[0]].shape;
+  return max_row_bytes(&n->p.pool, xs->dims[xs->rank - 1], ys->dims[ys->rank - 1]) * (size_t)(threads > 0 ? threads : 1);
+}
+
 rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
   const rlx_value *xv = rlx_in(g, n, 0);
   if (n->p.pool.nd != 2 || n->n_out != 1 || xv->dtype != RLX_DTYPE_F32) return RLX_OK;
   k->fast = pool_run, k->ref = NULL, k->name = "f32_pool2d", k->scratch = 0;
   if (n->p.pool.kind == RLX_POOL_MAX) {
-    const rlx_shape *xs = &xv->shape, *ys = &g->values[n->out[0]].shape;
     k->name = "f32_maxpool2d_rows";
-    k->scratch = max_row_bytes(&n->p.pool, xs->dims[xs->rank - 1], ys->dims[ys->rank - 1]) *
-                 (size_t)(threads > 0 ? threads : 1);
+    k->scratch_for = maxpool_scratch_for;
+    k->scratch = maxpool_scratch_for(g, n, threads);
   }
   return RLX_OK;
 }

@@ -17,6 +17,7 @@ typedef struct parser {
   rlx_torch_ir *ir;
   const char *path;
   char where[512];
+  int64_t *hints; /* the symbols' example values */
 } parser;
 
 static rlx_status oom(void) { return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading torch-ir.json"); }
@@ -102,14 +103,57 @@ static rlx_status parse_arg(parser *p, const cJSON *j, rlx_arg *a, int depth) {
   return rlx_errorf(RLX_ERR_FORMAT, "%s: unknown argument tag '%s'", w, tag);
 }
 
+/* One dim written as an int or an expression (sym.h's grammar). */
+static rlx_status parse_dim(parser *p, const cJSON *v, const char *where, rlx_dim *out) {
+  if (cJSON_IsString(v)) {
+    rlx_status st = rlx_sym_parse(&p->ir->syms, v->valuestring, out);
+    if (st) rlx_error_prefix("%s: ", where);
+    return st;
+  }
+  int64_t x;
+  if (rlx_json_int(v, where, &x)) return RLX_ERR_FORMAT;
+  if (x < -((int64_t)1 << 62) || x > RLX_MAX_NUMEL)
+    return rlx_errorf(RLX_ERR_FORMAT, "%s: %lld is out of range", where, (long long)x);
+  *out = x;
+  return RLX_OK;
+}
+
+/* "sym_shape" of an object whose "shape" is `example`: the symbolic dims
+ * into *shape, each checked to be the example value at the hints. Absent:
+ * the example itself. */
+static rlx_status parse_sym_shape(parser *p, const cJSON *obj, const rlx_shape *example, rlx_shape *shape) {
+  *shape = *example;
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(obj, "sym_shape");
+  if (!ss || cJSON_IsNull(ss)) return RLX_OK;
+  if (!cJSON_IsArray(ss) || cJSON_GetArraySize(ss) != example->rank)
+    return rlx_errorf(RLX_ERR_FORMAT, "%s: 'sym_shape' must list one entry per axis of 'shape'", p->where);
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, ss) {
+    char w[640];
+    snprintf(w, sizeof w, "%s.sym_shape[%d]", p->where, i);
+    rlx_dim d;
+    int64_t at_hints;
+    rlx_status st = parse_dim(p, e, w, &d);
+    if (!st) st = rlx_dim_eval(&p->ir->syms, d, p->hints, &at_hints);
+    if (st) return st;
+    if (at_hints != example->dims[i])
+      return rlx_errorf(RLX_ERR_FORMAT, "%s is %lld at the symbols' example values, but 'shape' records %lld", w,
+                        (long long)at_hints, (long long)example->dims[i]);
+    shape->dims[i++] = d;
+  }
+  return RLX_OK;
+}
+
 static rlx_status parse_tinfo(parser *p, const cJSON *j, rlx_tinfo *t) {
   memset(t, 0, sizeof *t);
   if (cJSON_IsNull(j)) return RLX_OK;
   if (!cJSON_IsObject(j)) return rlx_errorf(RLX_ERR_FORMAT, "%s: a tensor type must be an object", p->where);
   char w[600];
   snprintf(w, sizeof w, "%s.shape", p->where);
-  rlx_status st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(j, "shape"), w, &t->shape);
+  rlx_status st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(j, "shape"), w, &t->example);
   if (!st) st = rlx_json_dtype(j, "dtype", p->where, &t->dtype);
+  if (!st) st = parse_sym_shape(p, j, &t->example, &t->shape);
   t->present = st == RLX_OK;
   return st;
 }
@@ -135,7 +179,20 @@ static rlx_status parse_out(parser *p, const cJSON *j, rlx_aten_node *n) {
   const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "scalar");
   if (sc) {
     n->out_kind = RLX_OUT_SCALAR;
-    return parse_arg(p, sc, &n->scalar, 0);
+    rlx_status st = parse_arg(p, sc, &n->scalar, 0);
+    const cJSON *sy = cJSON_GetObjectItemCaseSensitive(j, "sym");
+    if (st || !sy || cJSON_IsNull(sy)) return st;
+    char w[600];
+    snprintf(w, sizeof w, "%s.sym", p->where);
+    int64_t at_hints;
+    if ((st = parse_dim(p, sy, w, &n->scalar_dim)) ||
+        (st = rlx_dim_eval(&p->ir->syms, n->scalar_dim, p->hints, &at_hints)))
+      return st;
+    if (n->scalar.kind == RLX_ARG_INT && at_hints != n->scalar.u.i)
+      return rlx_errorf(RLX_ERR_FORMAT, "%s is %lld at the symbols' example values, but the scalar records %lld", w,
+                        (long long)at_hints, (long long)n->scalar.u.i);
+    n->has_scalar_dim = true;
+    return RLX_OK;
   }
   n->out_kind = RLX_OUT_TENSOR;
   n->n_outs = 1;
@@ -188,13 +245,14 @@ static rlx_status parse_inputs(parser *p, const cJSON *arr) {
     if (st || (st = dup_str(p, s, &in->id))) return st;
     char w[600];
     snprintf(w, sizeof w, "%s.shape", p->where);
-    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), w, &in->shape)) ||
-        (st = rlx_json_dtype(e, "dtype", p->where, &in->dtype)))
+    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), w, &in->example)) ||
+        (st = rlx_json_dtype(e, "dtype", p->where, &in->dtype)) ||
+        (st = parse_sym_shape(p, e, &in->example, &in->shape)))
       return st;
     for (int d = 0; d < RLX_MAX_RANK; d++) in->dynamic[d] = -1;
     const cJSON *dyn = cJSON_GetObjectItemCaseSensitive(e, "dynamic");
     if (dyn && !cJSON_IsNull(dyn)) {
-      if (!cJSON_IsArray(dyn) || cJSON_GetArraySize(dyn) != in->shape.rank)
+      if (!cJSON_IsArray(dyn) || cJSON_GetArraySize(dyn) != in->example.rank)
         return rlx_errorf(RLX_ERR_FORMAT, "%s: 'dynamic' must list one entry per axis", p->where);
       int d = 0;
       const cJSON *x;
@@ -265,6 +323,79 @@ static rlx_status parse_outputs(parser *p, const cJSON *arr) {
   return RLX_OK;
 }
 
+/* "symbols": [{name, min, max, hint}] (optional). */
+static rlx_status parse_symbols(parser *p, const cJSON *arr) {
+  if (!arr || cJSON_IsNull(arr)) return RLX_OK;
+  if (!cJSON_IsArray(arr)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'symbols' must be a list", p->path);
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    snprintf(p->where, sizeof p->where, "%s: symbols[%d]", p->path, i++);
+    const char *name;
+    int64_t v[3];
+    static const char *keys[3] = {"min", "max", "hint"};
+    rlx_status st = rlx_json_str(e, "name", p->where, &name);
+    for (int k = 0; !st && k < 3; k++) {
+      char w[600];
+      snprintf(w, sizeof w, "%s: '%s'", p->where, keys[k]);
+      st = rlx_json_int(cJSON_GetObjectItemCaseSensitive(e, keys[k]), w, &v[k]);
+    }
+    if (st) return st;
+    bool ident = (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') || *name == '_';
+    for (const char *c = name; *c && ident; c++)
+      ident = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_';
+    static const char *reserved[] = {"floordiv", "mod", "min", "max"};
+    for (int k = 0; k < 4 && ident; k++) ident = strcmp(name, reserved[k]) != 0;
+    if (!ident || strlen(name) >= 64)
+      return rlx_errorf(RLX_ERR_FORMAT, "%s: symbol name '%.80s' must be an identifier (not floordiv, mod, min, "
+                        "max) of at most 63 characters", p->where, name);
+    if ((st = rlx_sym_declare(&p->ir->syms, name, v[0], v[1], v[2], NULL))) {
+      rlx_error_prefix("%s: ", p->where);
+      return st;
+    }
+  }
+  return RLX_OK;
+}
+
+/* "guards": [{lhs, rel, rhs, source?}] (optional); each must hold at the hints. */
+static rlx_status parse_guards(parser *p, const cJSON *arr) {
+  if (!arr || cJSON_IsNull(arr)) return RLX_OK;
+  if (!cJSON_IsArray(arr)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'guards' must be a list", p->path);
+  rlx_torch_ir *ir = p->ir;
+  int n = cJSON_GetArraySize(arr);
+  ir->guards = rlx_pool_alloc(&ir->pool, sizeof(rlx_ir_guard) * (size_t)(n ? n : 1));
+  if (!ir->guards) return oom();
+  static const char *rels[] = {"==", "!=", "<", "<=", ">", ">="};
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_ir_guard *g = &ir->guards[ir->n_guards];
+    snprintf(p->where, sizeof p->where, "%s: guards[%d]", p->path, ir->n_guards);
+    if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
+    const char *rel;
+    char w[600];
+    rlx_status st = rlx_json_str(e, "rel", p->where, &rel);
+    if (st) return st;
+    g->rel = -1;
+    for (int k = 0; k < 6; k++)
+      if (!strcmp(rel, rels[k])) g->rel = k;
+    if (g->rel < 0) return rlx_errorf(RLX_ERR_FORMAT, "%s: unknown relation '%.20s'", p->where, rel);
+    snprintf(w, sizeof w, "%s.lhs", p->where);
+    if ((st = parse_dim(p, cJSON_GetObjectItemCaseSensitive(e, "lhs"), w, &g->lhs))) return st;
+    snprintf(w, sizeof w, "%s.rhs", p->where);
+    if ((st = parse_dim(p, cJSON_GetObjectItemCaseSensitive(e, "rhs"), w, &g->rhs))) return st;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(e, "source");
+    if ((st = dup_str(p, cJSON_IsString(src) ? src->valuestring : "", &g->source))) return st;
+    int64_t a, b;
+    if ((st = rlx_dim_eval(&ir->syms, g->lhs, p->hints, &a)) || (st = rlx_dim_eval(&ir->syms, g->rhs, p->hints, &b)))
+      return st;
+    bool holds = g->rel == 0 ? a == b : g->rel == 1 ? a != b : g->rel == 2 ? a < b : g->rel == 3 ? a <= b
+                 : g->rel == 4 ? a > b : a >= b;
+    if (!holds) return rlx_errorf(RLX_ERR_FORMAT, "%s does not hold at the symbols' example values", p->where);
+    ir->n_guards++;
+  }
+  return RLX_OK;
+}
+
 static const cJSON *need_array(const cJSON *root, const char *key, const char *path, rlx_status *st) {
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
   if (!cJSON_IsArray(a)) *st = rlx_errorf(RLX_ERR_FORMAT, "%s: field '%s' must be a list", path, key);
@@ -306,6 +437,12 @@ rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rl
   const cJSON *ins = need_array(root, "inputs", path, &st), *ws = need_array(root, "weights", path, &st);
   const cJSON *nodes = need_array(root, "nodes", path, &st), *outs = need_array(root, "outputs", path, &st);
   if (st) goto done;
+  if ((st = parse_symbols(&p, cJSON_GetObjectItemCaseSensitive(root, "symbols")))) goto done;
+  if (!(p.hints = rlx_symtab_hints(&ir->syms))) {
+    st = RLX_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  if ((st = parse_guards(&p, cJSON_GetObjectItemCaseSensitive(root, "guards")))) goto done;
   if ((st = parse_inputs(&p, ins)) || (st = parse_weights(&p, ws)) || (st = parse_outputs(&p, outs)))
     goto done;
   ir->n_nodes = cJSON_GetArraySize(nodes);
@@ -321,6 +458,7 @@ rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rl
   }
 done:
   cJSON_Delete(root);
+  rlx_free(p.hints);
   if (st) rlx_torch_ir_free(ir);
   return st;
 }
@@ -336,6 +474,7 @@ rlx_status rlx_torch_ir_load(const char *path, rlx_torch_ir *ir) {
 }
 
 void rlx_torch_ir_free(rlx_torch_ir *ir) {
+  rlx_symtab_free(&ir->syms);
   rlx_pool_free(&ir->pool);
   memset(ir, 0, sizeof *ir);
 }

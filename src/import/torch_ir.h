@@ -14,6 +14,11 @@
  * "inf"/"-inf"/"nan"}, {"bool": b}, {"str": s}, {"dtype": tok},
  * {"none": true}, {"list": [...]}, {"sym": name}.
  *
+ * Dynamic shapes (docs/design.md, "Shapes"): top-level "symbols" and
+ * "guards", "sym_shape" next to a recorded shape, "sym" next to a recorded
+ * scalar. Every sym_shape entry must evaluate to the recorded shape entry
+ * at the symbols' hints.
+ *
  * The parser treats the file as hostile: every field is type-checked, every
  * shape is bounded, and errors name the JSON path ("nodes[12] 'conv_1':
  * out.shape[2] must be a non-negative integer") or the byte offset of a
@@ -23,6 +28,7 @@
 #define RLX_TORCH_IR_H
 
 #include "core/core.h"
+#include "ir/sym.h"
 
 typedef enum rlx_arg_kind {
   RLX_ARG_NONE,
@@ -52,11 +58,15 @@ struct rlx_arg {
   } u;
 };
 
-/* One recorded tensor type: present is false for a null entry. */
+/* One recorded tensor type: present is false for a null entry. `shape`
+ * holds rlx_dims: where the file gives a sym_shape, its symbolic dims
+ * (expressions of the rlx_torch_ir's symtab); `example` is the recorded
+ * "shape" (the values at the symbols' hints). */
 typedef struct rlx_tinfo {
   bool present;
   rlx_dtype dtype;
   rlx_shape shape;
+  rlx_shape example;
 } rlx_tinfo;
 
 typedef enum rlx_out_kind { RLX_OUT_NONE, RLX_OUT_TENSOR, RLX_OUT_LIST, RLX_OUT_SCALAR } rlx_out_kind;
@@ -73,12 +83,15 @@ typedef struct rlx_aten_node {
   rlx_tinfo *outs; /* TENSOR: 1 entry; LIST: n_outs entries */
   int32_t n_outs;
   rlx_arg scalar;  /* SCALAR */
+  bool has_scalar_dim;
+  rlx_dim scalar_dim; /* SCALAR with a recorded "sym": its expression */
 } rlx_aten_node;
 
 typedef struct rlx_ir_input {
   const char *id;
   rlx_dtype dtype;
-  rlx_shape shape;
+  rlx_shape shape;   /* rlx_dims (symbolic where the file gives sym_shape) */
+  rlx_shape example; /* the recorded example shape */
   int32_t dynamic[RLX_MAX_RANK]; /* -1 static, else a symbol id */
   bool has_dynamic;
 } rlx_ir_input;
@@ -96,9 +109,19 @@ typedef struct rlx_ir_output {
   rlx_arg value;   /* is_const */
 } rlx_ir_output;
 
+/* A guard from the file: lhs rel rhs must hold at every binding. */
+typedef struct rlx_ir_guard {
+  rlx_dim lhs, rhs;
+  int rel; /* rlx_rel (ir/graph.h) */
+  const char *source;
+} rlx_ir_guard;
+
 typedef struct rlx_torch_ir {
   rlx_pool pool;
   const char *model_name, *producer, *decomposition;
+  rlx_symtab syms; /* "symbols" and every expression the file's shapes use */
+  rlx_ir_guard *guards;
+  int32_t n_guards;
   rlx_ir_input *inputs;
   int32_t n_inputs;
   rlx_ir_weight *weights;

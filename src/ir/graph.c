@@ -80,6 +80,19 @@ rlx_status rlx_graph_add_guard(rlx_graph *g, rlx_dim lhs, rlx_rel rel, rlx_dim r
   const char *w = rlx_pool_strdup(&g->pool, what ? what : "");
   if (!w) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory adding a guard");
   g->guards[g->n_guards++] = (rlx_guard){lhs, rhs, rel, w};
+  /* what the guard tells shape inference: a difference known >= 0 */
+  rlx_symtab *t = &g->syms;
+  rlx_dim d;
+  if (rel == RLX_REL_LE || rel == RLX_REL_LT || rel == RLX_REL_EQ) {
+    if ((st = rlx_dim_sub(t, rhs, lhs, &d)) || (rel == RLX_REL_LT && (st = rlx_dim_add(t, d, -1, &d))) ||
+        (st = rlx_sym_assume_nonneg(t, d)))
+      return st;
+  }
+  if (rel == RLX_REL_GE || rel == RLX_REL_GT || rel == RLX_REL_EQ) {
+    if ((st = rlx_dim_sub(t, lhs, rhs, &d)) || (rel == RLX_REL_GT && (st = rlx_dim_add(t, d, -1, &d))) ||
+        (st = rlx_sym_assume_nonneg(t, d)))
+      return st;
+  }
   return RLX_OK;
 }
 

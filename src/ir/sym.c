@@ -77,6 +77,7 @@ void rlx_symtab_free(rlx_symtab *t) {
   rlx_free(t->htab);
   rlx_free(t->atab);
   rlx_free(t->order);
+  rlx_free(t->facts);
   rlx_pool_free(&t->pool);
   memset(t, 0, sizeof *t);
 }
@@ -407,6 +408,28 @@ rlx_status rlx_dim_floordiv(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) {
     int64_t lo, hi;
     rlx_dim_bounds(t, r, &lo, &hi);
     if (lo >= 0 && hi < b) return *out = q, RLX_OK; /* floor(r / b) = 0 */
+    /* r = floordiv(x, c) + m: floor((floor(x / c) + m) / b) = floor((x + m c) / (c b)), the form
+     * torch writes stacked strides in (a conv then a pool: floordiv(H - 1, 4), not nested) */
+    if (rlx_dim_is_sym(r)) {
+      const rlx_expr *e = &t->exprs[rlx_dim_expr(r)];
+      int64_t m = 0, cb, mc, c = 0;
+      rlx_dim x = 0;
+      int32_t atoms = 0;
+      for (int32_t k = 0; k < e->n; k++) {
+        const rlx_term *tm = &t->terms[e->first + k];
+        if (tm->deg == 0) m = tm->coef;
+        else if (tm->deg == 1 && tm->coef == 1 && t->atoms[tm->atoms[0]].kind == RLX_ATOM_FLOORDIV &&
+                 !rlx_dim_is_sym(t->atoms[tm->atoms[0]].b) && t->atoms[tm->atoms[0]].b > 0)
+          atoms++, x = t->atoms[tm->atoms[0]].a, c = t->atoms[tm->atoms[0]].b;
+        else atoms = 2;
+      }
+      if (atoms == 1 && !__builtin_mul_overflow(c, b, &cb) && !__builtin_mul_overflow(m, c, &mc)) {
+        rlx_dim xm, f;
+        st = rlx_dim_add(t, x, mc, &xm);
+        if (!st) st = rlx_dim_floordiv(t, xm, cb, &f);
+        return st ? st : rlx_dim_add(t, q, f, out);
+      }
+    }
     if (!rlx_dim_is_sym(r)) { /* a constant remainder */
       int64_t f;
       pfloordiv(r, b, &f);
@@ -466,15 +489,32 @@ rlx_status rlx_dim_mod(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) {
   return atom_dim(t, at, out);
 }
 
-static rlx_status minmax(rlx_symtab *t, rlx_dim a, rlx_dim b, bool is_max, rlx_dim *out) {
-  if (a == b) return *out = a, RLX_OK;
-  rlx_dim d;
-  rlx_status st = rlx_dim_sub(t, a, b, &d);
-  if (st) return st;
+rlx_status rlx_sym_assume_nonneg(rlx_symtab *t, rlx_dim d) {
+  if (!rlx_dim_is_sym(d)) return RLX_OK;
+  rlx_status st = rlx_grow((void **)&t->facts, &t->cap_facts, t->n_facts + 1, sizeof *t->facts);
+  if (!st) t->facts[t->n_facts++] = d;
+  return st;
+}
+
+bool rlx_dim_known_nonneg(rlx_symtab *t, rlx_dim d) {
   int64_t lo, hi;
   rlx_dim_bounds(t, d, &lo, &hi);
-  if (lo >= 0) return *out = is_max ? a : b, RLX_OK; /* a >= b */
-  if (hi <= 0) return *out = is_max ? b : a, RLX_OK;
+  if (lo >= 0) return true;
+  for (int32_t i = 0; i < t->n_facts; i++) {
+    rlx_dim r;
+    if (rlx_dim_sub(t, d, t->facts[i], &r) == RLX_OK && !rlx_dim_is_sym(r) && r >= 0) return true;
+  }
+  return false;
+}
+
+static rlx_status minmax(rlx_symtab *t, rlx_dim a, rlx_dim b, bool is_max, rlx_dim *out) {
+  if (a == b) return *out = a, RLX_OK;
+  rlx_dim d, e;
+  rlx_status st = rlx_dim_sub(t, a, b, &d);
+  if (!st) st = rlx_dim_sub(t, b, a, &e);
+  if (st) return st;
+  if (rlx_dim_known_nonneg(t, d)) return *out = is_max ? a : b, RLX_OK; /* a >= b */
+  if (rlx_dim_known_nonneg(t, e)) return *out = is_max ? b : a, RLX_OK;
   int64_t alo, ahi, blo, bhi;
   rlx_dim_bounds(t, a, &alo, &ahi);
   rlx_dim_bounds(t, b, &blo, &bhi);
@@ -543,6 +583,62 @@ rlx_status rlx_symtab_eval(const rlx_symtab *t, const int64_t *syms, int64_t *at
     expr_vals[v] = sum;
   }
   return RLX_OK;
+}
+
+static rlx_status eval_dim(const rlx_symtab *t, rlx_dim d, const int64_t *syms, int depth, int64_t *out);
+
+static rlx_status eval_atom(const rlx_symtab *t, int32_t id, const int64_t *syms, int depth, int64_t *out) {
+  const rlx_atom *a = &t->atoms[id];
+  if (a->kind == RLX_ATOM_SYM) return *out = syms[a->sym], RLX_OK;
+  int64_t x, y;
+  rlx_status st = eval_dim(t, a->a, syms, depth + 1, &x);
+  if (!st) st = eval_dim(t, a->b, syms, depth + 1, &y);
+  if (st) return st;
+  bool ok = true;
+  switch (a->kind) {
+    case RLX_ATOM_FLOORDIV: ok = pfloordiv(x, y, out); break;
+    case RLX_ATOM_MOD: ok = pmod(x, y, out); break;
+    case RLX_ATOM_MIN: *out = RLX_MIN(x, y); break;
+    case RLX_ATOM_MAX: *out = RLX_MAX(x, y); break;
+    case RLX_ATOM_SYM: break;
+  }
+  return ok ? RLX_OK : rlx_errorf(RLX_ERR_SHAPE, "a symbolic size divides %lld by %lld", (long long)x, (long long)y);
+}
+
+static rlx_status eval_dim(const rlx_symtab *t, rlx_dim d, const int64_t *syms, int depth, int64_t *out) {
+  if (!rlx_dim_is_sym(d)) return *out = d, RLX_OK;
+  if (!rlx_dim_valid(t, d) || depth > 64) return rlx_errorf(RLX_ERR_INTERNAL, "a symbolic size is not valid");
+  const rlx_expr *e = &t->exprs[rlx_dim_expr(d)];
+  int64_t sum = 0;
+  for (int32_t k = 0; k < e->n; k++) {
+    const rlx_term *tm = &t->terms[e->first + k];
+    int64_t p = tm->coef;
+    for (int32_t j = 0; j < tm->deg; j++) {
+      int64_t v = 0;
+      rlx_status st = eval_atom(t, tm->atoms[j], syms, depth, &v);
+      if (st) return st;
+      if (__builtin_mul_overflow(p, v, &p))
+        return rlx_errorf(RLX_ERR_SHAPE, "a symbolic size overflows int64 for these input shapes");
+    }
+    if (__builtin_add_overflow(sum, p, &sum))
+      return rlx_errorf(RLX_ERR_SHAPE, "a symbolic size overflows int64 for these input shapes");
+  }
+  *out = sum;
+  return RLX_OK;
+}
+
+rlx_status rlx_dim_eval(const rlx_symtab *t, rlx_dim d, const int64_t *syms, int64_t *out) {
+  return eval_dim(t, d, syms, 0, out);
+}
+
+int64_t *rlx_symtab_hints(const rlx_symtab *t) {
+  int64_t *h = rlx_malloc(sizeof(int64_t) * (size_t)(t->n_syms + 1));
+  if (!h) {
+    rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory (symbolic sizes)");
+    return NULL;
+  }
+  for (int32_t i = 0; i < t->n_syms; i++) h[i] = t->syms[i].hint;
+  return h;
 }
 
 /* ---- text ---- */
@@ -760,8 +856,9 @@ rlx_status rlx_symtab_clone(const rlx_symtab *src, rlx_symtab *dst) {
   COPY_ARRAY(terms, n_terms, cap_terms);
   COPY_ARRAY(exprs, n_exprs, cap_exprs);
   COPY_ARRAY(order, n_order, cap_order);
+  COPY_ARRAY(facts, n_facts, cap_facts);
   dst->n_syms = src->n_syms, dst->n_atoms = src->n_atoms, dst->n_terms = src->n_terms;
-  dst->n_exprs = src->n_exprs, dst->n_order = src->n_order;
+  dst->n_exprs = src->n_exprs, dst->n_order = src->n_order, dst->n_facts = src->n_facts;
   for (int32_t i = 0; i < dst->n_syms; i++)
     if (!(dst->syms[i].name = rlx_pool_strdup(&dst->pool, src->syms[i].name))) goto oom;
   if (src->hcap) {

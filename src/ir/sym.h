@@ -114,6 +114,8 @@ typedef struct rlx_symtab {
   uint32_t hcap;
   int32_t *atab;      /* atom hash table */
   uint32_t acap;
+  rlx_dim *facts;     /* dims known to be >= 0 at every valid binding (from guards) */
+  int32_t n_facts, cap_facts;
 } rlx_symtab;
 
 void rlx_symtab_init(rlx_symtab *t);
@@ -140,6 +142,13 @@ rlx_status rlx_dim_mod(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out);
 rlx_status rlx_dim_min(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out);
 rlx_status rlx_dim_max(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out);
 
+/* Records that d >= 0 at every binding the program accepts (a guard): min
+ * and max use it to decide, e.g. min(seq, t) = t under t <= seq. */
+rlx_status rlx_sym_assume_nonneg(rlx_symtab *t, rlx_dim d);
+/* Whether d >= 0 is known: from its bounds, or a recorded fact f with d - f
+ * a constant >= 0. */
+bool rlx_dim_known_nonneg(rlx_symtab *t, rlx_dim d);
+
 /* Conservative bounds of d over every binding within the symbols' ranges. */
 void rlx_dim_bounds(const rlx_symtab *t, rlx_dim d, int64_t *lo, int64_t *hi);
 
@@ -154,6 +163,13 @@ char *rlx_dim_str(const rlx_symtab *t, rlx_dim d, char *buf, size_t cap);
  * (RLX_ERR_SHAPE): an overflow, a division by zero. */
 rlx_status rlx_symtab_eval(const rlx_symtab *t, const int64_t *syms, int64_t *atom_vals,
                            int64_t *expr_vals);
+/* The value of one dim for symbol values `syms` (no tables needed; for
+ * checks at load). Errors as rlx_symtab_eval. */
+rlx_status rlx_dim_eval(const rlx_symtab *t, rlx_dim d, const int64_t *syms, int64_t *out);
+/* The symbols' hints, as an array for rlx_dim_eval (rlx_malloc'd; NULL with
+ * an error set on OOM; a table without symbols gives a 1-entry array). */
+int64_t *rlx_symtab_hints(const rlx_symtab *t);
+
 /* The value of d after rlx_symtab_eval. */
 static inline int64_t rlx_dim_value(rlx_dim d, const int64_t *expr_vals) {
   return rlx_dim_is_sym(d) ? expr_vals[rlx_dim_expr(d)] : d;

@@ -48,9 +48,13 @@ static rlx_status arange_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
   rlx_dim_bounds(&g->syms, p->length, &lo, &len);
   if (len < 0) RLX_INFER_FAIL("arange: negative length");
   if (len > RLX_MAX_NUMEL) RLX_INFER_FAIL("arange: more than 2^48 elements");
-  bool ok = true;
-  if (!rlx_dtype_is_float(p->dtype) && len > 0)
-    rlx_add64(p->istart, rlx_mul64(len - 1, p->istep, &ok), &ok);
+  bool ok = rlx_dim_valid(&g->syms, p->istart);
+  int64_t slo, shi; /* a symbolic start: its bounds */
+  rlx_dim_bounds(&g->syms, ok ? p->istart : 0, &slo, &shi);
+  if (ok && len > 0 && (!rlx_dtype_is_float(p->dtype) || rlx_dim_is_sym(p->istart))) {
+    rlx_add64(shi, rlx_mul64(len - 1, p->istep, &ok), &ok);
+    rlx_add64(slo, rlx_mul64(len - 1, p->istep, &ok), &ok);
+  }
   if (!ok) RLX_INFER_FAIL("arange: start + (n - 1) * step overflows");
   os[0].rank = 1;
   os[0].dims[0] = p->length;
@@ -76,7 +80,14 @@ static void arange_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, " n=%lld", (long long)p->length);
 }
 
-static void arange_concretize(rlx_params *p, const int64_t *ev) { p->arange.length = rlx_dim_value(p->arange.length, ev); }
+/* The length, and a symbolic start (arange(past, past + seq)). */
+static void arange_concretize(rlx_params *p, const int64_t *ev) {
+  p->arange.length = rlx_dim_value(p->arange.length, ev);
+  if (rlx_dim_is_sym(p->arange.istart)) {
+    p->arange.istart = rlx_dim_value(p->arange.istart, ev);
+    p->arange.start = (double)p->arange.istart;
+  }
+}
 
 const rlx_op_vtable rlx_op_arange = {.infer = arange_infer, .ref = arange_ref, .print = arange_print,
                                      .symbolic = true, .concretize = arange_concretize};

@@ -145,6 +145,16 @@ static rlx_status resize_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
                       rlx_dtype_name(x->dtype));
   if (p->antialias && p->mode <= RLX_RESIZE_NEAREST_EXACT) RLX_INFER_FAIL("antialias needs linear or cubic mode");
   os[0] = x->shape;
+  bool sym = rlx_shape_is_symbolic(&x->shape);
+  for (int a = 0; a < p->nd; a++) {
+    if (!rlx_dim_valid(&g->syms, p->out[a])) RLX_INFER_FAIL("resize output size out of range");
+    sym |= rlx_dim_is_sym(p->out[a]);
+  }
+  if (sym) { /* the size checks below run per binding, with the values */
+    for (int a = 0; a < p->nd; a++) os[0].dims[2 + a] = p->out[a];
+    od[0] = x->dtype;
+    return RLX_OK;
+  }
   for (int a = 0; a < p->nd; a++) {
     if (p->out[a] < 1) RLX_INFER_FAIL("resize output size %lld", (long long)p->out[a]);
     if (x->shape.dims[2 + a] < 1) RLX_INFER_FAIL("resize of an empty axis");
@@ -225,5 +235,9 @@ static void resize_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprint_ints(buf, cap, "out", p->out, p->nd);
 }
 
-const rlx_op_vtable rlx_op_resize = {
-    .infer = resize_infer, .ref = resize_ref, .scratch = resize_scratch, .print = resize_print};
+static void resize_concretize(rlx_params *p, const int64_t *ev) {
+  for (int a = 0; a < RLX_MAX_SPATIAL; a++) p->resize.out[a] = rlx_dim_value(p->resize.out[a], ev);
+}
+
+const rlx_op_vtable rlx_op_resize = {.infer = resize_infer, .ref = resize_ref, .scratch = resize_scratch,
+                                     .print = resize_print, .symbolic = true, .concretize = resize_concretize};

@@ -16,6 +16,8 @@
 
 static bool foldable(const rlx_graph *g, const rlx_node *n) {
   size_t in_bytes = 0, out_bytes = 0;
+  for (int32_t k = 0; k < n->n_out; k++) /* a symbolic size (arange(seq)) is computed per binding */
+    if (rlx_shape_is_symbolic(&g->values[n->out[k]].shape)) return false;
   for (int32_t k = 0; k < n->n_in; k++) {
     if (n->in[k] < 0) continue;
     const rlx_value *v = &g->values[n->in[k]];

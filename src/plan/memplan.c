@@ -165,31 +165,77 @@ static bool in_arena(const rlx_graph *g, const rlx_plan *p, int32_t v) {
   return g->values[v].kind == RLX_VALUE_NODE && g->values[v].producer >= 0 && p->alias_of[v] < 0;
 }
 
-rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan *p) {
+/* The planner's working memory, allocated once per (values, nodes) size so
+ * that a session can replan for a new binding without allocating. */
+struct rlx_plan_ws {
+  int32_t nv, nn;
+  uint32_t cap;
+  int32_t *last, *free_at, *free_next;
+  frange *rs;
+  int64_t *keys_s, *keys_e;
+  int32_t *vals_s, *vals_e;
+};
+
+rlx_status rlx_plan_ws_create(int32_t nv, int32_t nn, rlx_plan_ws **out) {
+  rlx_plan_ws *w = rlx_calloc(1, sizeof *w);
+  if (!w) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  w->nv = nv, w->nn = nn, w->cap = 16;
+  while ((uint64_t)w->cap < 8 * (uint64_t)(nv + 1) && w->cap < (1u << 31)) w->cap <<= 1;
+  w->last = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
+  w->free_at = rlx_malloc(sizeof(int32_t) * (size_t)(nn + 2)); /* per node: head of its release list */
+  w->free_next = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
+  w->rs = rlx_malloc(sizeof(frange) * (size_t)(2 * nv + 2));
+  w->keys_s = rlx_malloc(sizeof(int64_t) * w->cap), w->keys_e = rlx_malloc(sizeof(int64_t) * w->cap);
+  w->vals_s = rlx_malloc(sizeof(int32_t) * w->cap), w->vals_e = rlx_malloc(sizeof(int32_t) * w->cap);
+  if (!w->last || !w->free_at || !w->free_next || !w->rs || !w->keys_s || !w->keys_e || !w->vals_s || !w->vals_e) {
+    rlx_plan_ws_destroy(w);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  }
+  *out = w;
+  return RLX_OK;
+}
+
+void rlx_plan_ws_destroy(rlx_plan_ws *w) {
+  if (!w) return;
+  rlx_free(w->last);
+  rlx_free(w->free_at);
+  rlx_free(w->free_next);
+  rlx_free(w->rs);
+  rlx_free(w->keys_s);
+  rlx_free(w->keys_e);
+  rlx_free(w->vals_s);
+  rlx_free(w->vals_e);
+  rlx_free(w);
+}
+
+rlx_status rlx_plan_alloc(rlx_plan *p, int32_t nv, int32_t nn) {
   memset(p, 0, sizeof *p);
-  int32_t nv = g->n_values, nn = g->n_nodes;
-  p->n_values = nv;
-  p->largest = -1;
   p->offset = rlx_malloc(sizeof(int64_t) * (size_t)(nv + 1));
   p->alias_of = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
   p->skip = rlx_calloc((size_t)(nn + 1), sizeof(bool));
-  int32_t *last = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
-  int32_t *free_at = rlx_malloc(sizeof(int32_t) * (size_t)(nn + 2)); /* per node: head of its release list */
-  int32_t *free_next = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
-  uint32_t cap = 16;
-  while ((uint64_t)cap < 8 * (uint64_t)(nv + 1) && cap < (1u << 31)) cap <<= 1;
-  planner pl = {.root = -1, .seed = 12345};
-  pl.rs = rlx_malloc(sizeof(frange) * (size_t)(2 * nv + 2));
-  pl.by_start = (fmap){rlx_malloc(sizeof(int64_t) * cap), rlx_malloc(sizeof(int32_t) * cap), cap - 1};
-  pl.by_end = (fmap){rlx_malloc(sizeof(int64_t) * cap), rlx_malloc(sizeof(int32_t) * cap), cap - 1};
-  rlx_status st = RLX_OK;
-  if (!p->offset || !p->alias_of || !p->skip || !last || !free_at || !free_next || !pl.rs ||
-      !pl.by_start.keys || !pl.by_start.vals || !pl.by_end.keys || !pl.by_end.vals) {
-    st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
-    goto done;
+  if (!p->offset || !p->alias_of || !p->skip) {
+    rlx_plan_free(p);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
   }
-  memset(pl.by_start.vals, 0xff, sizeof(int32_t) * cap);
-  memset(pl.by_end.vals, 0xff, sizeof(int32_t) * cap);
+  p->n_values = nv;
+  return RLX_OK;
+}
+
+rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan_ws *w,
+                              rlx_plan *p) {
+  int32_t nv = g->n_values, nn = g->n_nodes;
+  RLX_ASSERT(nv <= w->nv && nn <= w->nn && p->offset);
+  p->n_values = nv;
+  p->largest = -1;
+  p->values_size = p->scratch_offset = p->scratch_size = p->arena_size = 0;
+  int32_t *last = w->last, *free_at = w->free_at, *free_next = w->free_next;
+  planner pl = {.root = -1, .seed = 12345, .rs = w->rs};
+  pl.by_start = (fmap){w->keys_s, w->vals_s, w->cap - 1};
+  pl.by_end = (fmap){w->keys_e, w->vals_e, w->cap - 1};
+  rlx_status st = RLX_OK;
+  memset(pl.by_start.vals, 0xff, sizeof(int32_t) * w->cap);
+  memset(pl.by_end.vals, 0xff, sizeof(int32_t) * w->cap);
+  memset(p->skip, 0, sizeof(bool) * (size_t)(nn + 1));
   for (int32_t v = 0; v < nv; v++) p->offset[v] = -1, p->alias_of[v] = -1, last[v] = -1;
   for (int32_t i = 0; i <= nn; i++) free_at[i] = -1;
 
@@ -236,29 +282,27 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
       if (sz) add_free(&pl, p->offset[v], sz);
     }
   }
-  if (st) goto done;
+  if (st) return st;
   p->values_size = (size_t)pl.top;
   for (int32_t i = 0; i < nn; i++) {
     const rlx_op_vtable *vt = rlx_op_table[g->nodes[i].op].vt;
     size_t s = node_scratch ? node_scratch[i] : vt->scratch ? vt->scratch(g, &g->nodes[i]) : 0;
     if (s > p->scratch_size) p->scratch_size = s;
   }
-  if (p->scratch_size > SIZE_MAX / 2 || p->values_size > SIZE_MAX / 2) {
-    st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the arena would need more than %zu bytes", SIZE_MAX / 2);
-    goto done;
-  }
+  if (p->scratch_size > SIZE_MAX / 2 || p->values_size > SIZE_MAX / 2)
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the arena would need more than %zu bytes", SIZE_MAX / 2);
   p->scratch_size = (p->scratch_size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
   p->scratch_offset = p->values_size;
   p->arena_size = p->values_size + p->scratch_size;
-done:
-  rlx_free(last);
-  rlx_free(free_at);
-  rlx_free(free_next);
-  rlx_free(pl.rs);
-  rlx_free(pl.by_start.keys);
-  rlx_free(pl.by_start.vals);
-  rlx_free(pl.by_end.keys);
-  rlx_free(pl.by_end.vals);
+  return RLX_OK;
+}
+
+rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan *p) {
+  rlx_plan_ws *w = NULL;
+  rlx_status st = rlx_plan_alloc(p, g->n_values, g->n_nodes);
+  if (!st) st = rlx_plan_ws_create(g->n_values, g->n_nodes, &w);
+  if (!st) st = rlx_plan_memory_ws(g, aliasing, node_scratch, w, p);
+  rlx_plan_ws_destroy(w);
   if (st) rlx_plan_free(p);
   return st;
 }

@@ -26,6 +26,18 @@ typedef struct rlx_plan {
   int32_t largest;     /* the largest value in the arena (for messages), -1 if none */
 } rlx_plan;
 
+typedef struct rlx_plan_ws rlx_plan_ws;
+
+/* Working memory for planning graphs of up to nv values and nn nodes. */
+rlx_status rlx_plan_ws_create(int32_t nv, int32_t nn, rlx_plan_ws **out);
+void rlx_plan_ws_destroy(rlx_plan_ws *w);
+/* Allocates a plan's arrays for nv values and nn nodes (free: rlx_plan_free). */
+rlx_status rlx_plan_alloc(rlx_plan *p, int32_t nv, int32_t nn);
+/* Plans into a plan allocated by rlx_plan_alloc, with workspace w:
+ * allocates nothing (a session replans for each new binding this way). */
+rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *node_scratch, rlx_plan_ws *w,
+                              rlx_plan *p);
+
 /* `aliasing`: let reshape outputs share their input's storage.
  * `node_scratch`: scratch bytes per node of the chosen kernels (NULL: the
  * reference kernels' own). */

@@ -149,4 +149,35 @@ TEST(limits) {
   rlx_symtab_free(&t);
 }
 
-TEST_MAIN(canonical_equality, floordiv_mod_simplify, evaluation, bounds, text_form, limits)
+/* Stacked strides fold into one floordiv, as torch writes them (a conv
+ * stride 2 then a pool stride 2: floordiv(H - 1, 4) + 1, not nested). */
+TEST(nested_floordiv) {
+  rlx_symtab t;
+  setup(&t);
+  rlx_dim h1 = P(&t, "floordiv(s0 - 1, 2) + 1"); /* conv 3x3 s2 p1 */
+  rlx_dim h2, tmp;
+  CHECK_OK(rlx_dim_add(&t, h1, -1, &tmp)); /* pool 3x3 s2 p1: floordiv(h1 + 2 - 2 - 1, 2) + 1 */
+  CHECK_OK(rlx_dim_floordiv(&t, tmp, 2, &h2));
+  CHECK_OK(rlx_dim_add(&t, h2, 1, &h2));
+  CHECK(h2 == P(&t, "floordiv(s0 - 1, 4) + 1"));
+  for (int64_t s = 1; s <= 40; s++) {
+    int64_t v[2] = {s, 2}, a = (s - 1) >= 0 ? (s - 1) / 4 + 1 : -((-(s - 1) + 3) / 4) + 1;
+    CHECK(E(&t, h2, v) == a);
+  }
+  rlx_symtab_free(&t);
+}
+
+/* Guards decide min and max the bounds cannot: min(s0, s1) is s1 under
+ * s1 <= s0 (x[:, :y.shape[1]]). */
+TEST(facts_from_guards) {
+  rlx_symtab t;
+  setup(&t);
+  CHECK(rlx_dim_is_sym(P(&t, "min(s0, s1)")) && P(&t, "min(s0, s1)") != P(&t, "s1"));
+  CHECK_OK(rlx_sym_assume_nonneg(&t, P(&t, "s0 - s1")));
+  CHECK(P(&t, "min(s0, s1)") == P(&t, "s1"));
+  CHECK(P(&t, "max(s1 - 3, s0)") == P(&t, "s0")); /* s0 - s1 + 3 >= 0 follows */
+  rlx_symtab_free(&t);
+}
+
+TEST_MAIN(canonical_equality, floordiv_mod_simplify, evaluation, bounds, text_form, limits, nested_floordiv,
+          facts_from_guards)

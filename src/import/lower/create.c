@@ -85,6 +85,35 @@ static int64_t range_length_i64(int64_t is, int64_t ie, int64_t ic) {
  * double; torch computes an int64 result from the int64-truncated arguments,
  * exactly, which older versions also do for float arguments) must be the
  * recorded one. An integer result holds istart + i * istep. */
+/* arange with a symbolic bound (arange(seq), arange(past, past + seq)):
+ * an integral start and end (dims) and a constant integer step; the length
+ * ceil((end - start) / step) must agree with the recorded one. */
+static rlx_status arange_symbolic(rlx_lower *lw, const rlx_aten_node *n, const rlx_tinfo *t, bool has_start,
+                                  bool has_step) {
+  rlx_dim start = 0, end, len;
+  int64_t step = 1;
+  rlx_status st = has_start ? lw_dim(lw, n, 0, "start", 0, &start) : RLX_OK;
+  if (!st) st = lw_dim(lw, n, has_start ? 1 : 0, "end", 0, &end);
+  if (!st && has_step) st = lw_int(lw, n, 2, "step", 1, &step);
+  if (st) return st;
+  if (step == 0 || step > RLX_MAX_NUMEL || step < -RLX_MAX_NUMEL)
+    return lw_fail(RLX_ERR_SHAPE, "arange with a symbolic bound: step %lld", (long long)step);
+  rlx_symtab *sy = lw_syms(lw);
+  if (step > 0) st = rlx_dim_sub(sy, end, start, &len);
+  else st = rlx_dim_sub(sy, start, end, &len);
+  if (!st) st = rlx_dim_add(sy, len, (step > 0 ? step : -step) - 1, &len);
+  if (!st) st = rlx_dim_floordiv(sy, len, step > 0 ? step : -step, &len);
+  if (st) return st;
+  if (!lw_dims_agree(lw, len, t->shape.dims[0])) {
+    char e1[128], e2[128];
+    return lw_fail(RLX_ERR_SHAPE, "arange has %s elements but torch recorded %s", rlx_dim_str(sy, len, e1, sizeof e1),
+                   rlx_dim_str(sy, t->shape.dims[0], e2, sizeof e2));
+  }
+  rlx_params p = {.arange = {.dtype = t->dtype, .length = t->shape.dims[0], .istart = start, .istep = step,
+                             .start = rlx_dim_is_sym(start) ? 0 : (double)start, .step = (double)step}};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_ARANGE, &p, NULL, 0));
+}
+
 rlx_status rlx_lower_arange(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t || t->shape.rank != 1) return lw_fail(RLX_ERR_FORMAT, "arange needs a recorded 1-D output");
@@ -93,6 +122,10 @@ rlx_status rlx_lower_arange(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_dtype dt = t->dtype;
   if (dt == RLX_DTYPE_BOOL) return lw_fail(RLX_ERR_UNSUPPORTED, "arange of bool");
   bool is_int = !rlx_dtype_is_float(dt);
+  const rlx_arg *sa = lw_resolve(lw, lw_arg(n, 0, has_start ? "start" : "end"));
+  const rlx_arg *ea = has_start ? lw_resolve(lw, lw_arg(n, 1, "end")) : NULL;
+  if (rlx_dim_is_sym(t->shape.dims[0]) || (sa && sa->kind == RLX_ARG_SYM) || (ea && ea->kind == RLX_ARG_SYM))
+    return arange_symbolic(lw, n, t, has_start, has_step);
   int64_t len = t->shape.dims[0], iend;
   double end;
   rlx_params p = {.arange = {.dtype = dt, .length = len, .step = 1, .istep = 1}};

@@ -13,13 +13,16 @@
 typedef struct lower_entry {
   const char *name; /* "aten.add", "transformers.grouped_mm_fallback": namespace.base */
   rlx_lower_fn fn;
+  bool dynamic;     /* the handler lowers symbolic shapes and sizes (RLX_ATEN_DYN) */
 } lower_entry;
 
 static const lower_entry registry[] = {
-#define RLX_ATEN(name, fn) {"aten." #name, fn},
-#define RLX_LIB_OP(ns, name, fn) {#ns "." #name, fn},
+#define RLX_ATEN(name, fn) {"aten." #name, fn, false},
+#define RLX_ATEN_DYN(name, fn) {"aten." #name, fn, true},
+#define RLX_LIB_OP(ns, name, fn) {#ns "." #name, fn, false},
 #include "import/lower/aten_ops.def"
 #undef RLX_LIB_OP
+#undef RLX_ATEN_DYN
 #undef RLX_ATEN
 };
 
@@ -35,12 +38,17 @@ static size_t qualified_len(const char *op) {
   return dot2 ? (size_t)(dot2 - op) : strlen(op);
 }
 
-rlx_lower_fn rlx_lower_find(const char *op) {
+static const lower_entry *find_entry(const char *op) {
   size_t n = qualified_len(op);
   if (!n) return NULL;
   for (size_t i = 0; i < RLX_COUNTOF(registry); i++)
-    if (strlen(registry[i].name) == n && !strncmp(registry[i].name, op, n)) return registry[i].fn;
+    if (strlen(registry[i].name) == n && !strncmp(registry[i].name, op, n)) return &registry[i];
   return NULL;
+}
+
+rlx_lower_fn rlx_lower_find(const char *op) {
+  const lower_entry *e = find_entry(op);
+  return e ? e->fn : NULL;
 }
 
 const char *lw_overload(const rlx_aten_node *n) {
@@ -78,18 +86,79 @@ static const char *arg_label(int pos, const char *name, char *buf, size_t cap) {
   return buf;
 }
 
-/* Resolves {"sym": name} to the scalar the exporter recorded for that node. */
+/* Resolves {"sym": name} to the value of that scalar node when it is a
+ * constant; a symbolic one stays {"sym"} (so readers of plain ints refuse
+ * it rather than take its example value). */
 static const rlx_arg *resolve_sym(rlx_lower *lw, const rlx_arg *a) {
   if (!a || a->kind != RLX_ARG_SYM) return a;
   int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
-  return i < 0 ? a : &lw->scalars[i];
+  if (i < 0 || lw->sinfo[i].symbolic) return a;
+  return &lw->scalars[i];
 }
 
-/* " (the unknown symbolic value 's9')" for an unresolved {"sym": ...}, else "". */
-static const char *sym_note(const rlx_arg *a, char *buf, size_t cap) {
+/* Why a {"sym": ...} argument is not a plain number: " (the symbolic size
+ * 'seq + 1' from node 'add_3': this op needs a constant)", or unknown. */
+static const char *sym_note_lw(rlx_lower *lw, const rlx_arg *a, char *buf, size_t cap) {
   buf[0] = '\0';
-  if (a && a->kind == RLX_ARG_SYM) snprintf(buf, cap, " (the unknown symbolic value '%.200s')", a->u.s);
+  if (!a || a->kind != RLX_ARG_SYM) return buf;
+  int32_t i = lw ? rlx_strmap_get(&lw->scalar_ix, a->u.s) : -1;
+  if (i >= 0 && lw->sinfo[i].kind == LW_SCALAR_DIM) {
+    char e[128];
+    snprintf(buf, cap, " (the symbolic size '%s' from node '%.100s': rlx needs a constant here)",
+             rlx_dim_str(&lw->g->syms, lw->sinfo[i].dim, e, sizeof e), a->u.s);
+  } else {
+    snprintf(buf, cap, " (the %ssymbolic value '%.200s')", i >= 0 ? "" : "unknown ", a->u.s);
+  }
   return buf;
+}
+static _Thread_local rlx_lower *note_lw; /* the lowering in progress, for messages */
+static const char *sym_note(const rlx_arg *a, char *buf, size_t cap) { return sym_note_lw(note_lw, a, buf, cap); }
+
+bool lw_symbolic(rlx_lower *lw, int32_t v) { return v >= 0 && rlx_shape_is_symbolic(&lw->g->values[v].shape); }
+
+/* An int or a {"sym"} dim. */
+static rlx_status arg_dim(rlx_lower *lw, const rlx_arg *a, const char *what, rlx_dim *out) {
+  if (a->kind == RLX_ARG_INT) {
+    if (a->u.i < -((int64_t)1 << 62))
+      return lw_fail(RLX_ERR_SHAPE, "%s is %lld; rlx takes sizes of at least -2^62", what, (long long)a->u.i);
+    return *out = a->u.i, RLX_OK;
+  }
+  if (a->kind == RLX_ARG_BOOL) return *out = a->u.b, RLX_OK;
+  if (a->kind == RLX_ARG_SYM) {
+    int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+    if (i >= 0 && lw->sinfo[i].kind == LW_SCALAR_DIM) return *out = lw->sinfo[i].dim, RLX_OK;
+  }
+  char sb[256];
+  return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be an int%s", what, sym_note(a, sb, sizeof sb));
+}
+
+rlx_status lw_dim(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def, rlx_dim *out) {
+  char lb[64];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  if (!a) return *out = def, RLX_OK;
+  return arg_dim(lw, a, arg_label(pos, name, lb, sizeof lb), out);
+}
+
+rlx_status lw_dims(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim *out, int max,
+                   int *count) {
+  char lb[64], w[96];
+  const rlx_arg *a = lw_arg(n, pos, name);
+  *count = 0;
+  if (!a) return RLX_OK;
+  arg_label(pos, name, lb, sizeof lb);
+  if (a->kind != RLX_ARG_LIST) {
+    rlx_status st = arg_dim(lw, a, lb, &out[0]);
+    if (!st) *count = 1;
+    return st;
+  }
+  if (a->u.list.n > max) return lw_fail(RLX_ERR_UNSUPPORTED, "%s has %d entries (at most %d)", lb, a->u.list.n, max);
+  for (int i = 0; i < a->u.list.n; i++) {
+    snprintf(w, sizeof w, "%s[%d]", lb, i);
+    rlx_status st = arg_dim(lw, &a->u.list.items[i], w, &out[i]);
+    if (st) return st;
+  }
+  *count = a->u.list.n;
+  return RLX_OK;
 }
 
 const rlx_arg *lw_resolve(rlx_lower *lw, const rlx_arg *a) { return resolve_sym(lw, a); }
@@ -367,18 +436,45 @@ int32_t lw_fill_scalar(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char 
   return lw_fill_value(lw, a, t, what, &v, &iv) ? -1 : lw_scalar(lw, t, v, iv);
 }
 
-static rlx_status check_type(const rlx_aten_node *n, int k, const rlx_value *v, const rlx_tinfo *t) {
+/* Whether two dims have the same value at every binding. Equal canonical
+ * forms are; otherwise (rlx and torch may write one size differently, e.g.
+ * through floordiv) they are compared at the hints, at every symbol's min and
+ * max with the others at their hints, and at all mins and all maxes. */
+static bool dims_agree(const rlx_symtab *t, rlx_dim a, rlx_dim b) {
+  if (a == b) return true;
+  if (!rlx_dim_valid(t, a) || !rlx_dim_valid(t, b)) return false;
+  int64_t v[64];
+  int32_t ns = t->n_syms < 64 ? t->n_syms : 64;
+  for (int trial = -3; trial < 2 * ns; trial++) {
+    for (int32_t i = 0; i < ns; i++)
+      v[i] = trial == -2 ? t->syms[i].min : trial == -1 ? t->syms[i].max : t->syms[i].hint;
+    if (trial >= 0) v[trial / 2] = trial % 2 ? t->syms[trial / 2].max : t->syms[trial / 2].min;
+    int64_t x, y;
+    rlx_error_clear();
+    bool ex = rlx_dim_eval(t, a, v, &x) == RLX_OK, ey = rlx_dim_eval(t, b, v, &y) == RLX_OK;
+    if (ex != ey || (ex && x != y)) return false;
+  }
+  rlx_error_clear();
+  return true;
+}
+
+bool lw_dims_agree(rlx_lower *lw, rlx_dim a, rlx_dim b) { return dims_agree(&lw->g->syms, a, b); }
+
+static rlx_status check_type_lw(rlx_lower *lw, int k, const rlx_value *v, const rlx_tinfo *t) {
   if (!t) return RLX_OK;
   if (v->dtype == t->dtype && rlx_shape_eq(&v->shape, &t->shape)) return RLX_OK;
-  char a[128], b[128];
+  bool same = v->dtype == t->dtype && v->shape.rank == t->shape.rank;
+  for (int i = 0; same && i < v->shape.rank; i++) same = dims_agree(&lw->g->syms, v->shape.dims[i], t->shape.dims[i]);
+  if (same) return RLX_OK;
+  char a[256], b[256];
   return lw_fail(RLX_ERR_SHAPE, "output %d: rlx infers %s %s but torch recorded %s %s", k,
-                 rlx_dtype_name(v->dtype), rlx_shape_str(&v->shape, a, sizeof a),
-                 rlx_dtype_name(t->dtype), rlx_shape_str(&t->shape, b, sizeof b));
+                 rlx_dtype_name(v->dtype), rlx_graph_shape_str(lw->g, &v->shape, a, sizeof a),
+                 rlx_dtype_name(t->dtype), rlx_graph_shape_str(lw->g, &t->shape, b, sizeof b));
 }
 
 rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v) {
   if (v < 0) return rlx_last_status(); /* the failing emit set the message */
-  rlx_status st = check_type(n, 0, lw_val(lw, v), lw_out(n, 0));
+  rlx_status st = check_type_lw(lw, 0, lw_val(lw, v), lw_out(n, 0));
   return st ? st : rlx_strmap_put(&lw->vals, n->id, v);
 }
 
@@ -388,7 +484,7 @@ rlx_status lw_bind_multi(rlx_lower *lw, const rlx_aten_node *n, const int32_t *v
       return lw_fail(RLX_ERR_FORMAT, "output %d is used but its type is not recorded", k);
   for (int k = 0; k < count; k++) {
     if (v[k] < 0) continue;
-    rlx_status st = check_type(n, k, lw_val(lw, v[k]), lw_out(n, k));
+    rlx_status st = check_type_lw(lw, k, lw_val(lw, v[k]), lw_out(n, k));
     if (st) return st;
   }
   if (rlx_grow((void **)&lw->outs, &lw->cap_multi, lw->n_multi + 1, sizeof *lw->outs) ||
@@ -459,18 +555,165 @@ rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_
 /* Non-aten scalar ops the exporter writes for SymInt arithmetic. */
 static bool is_sym_op(const char *op) { return !strncmp(op, "sym_", 4); }
 
+/* A scalar operand of a sym op: an int literal, or another scalar node. */
+static rlx_status scalar_operand(rlx_lower *lw, const rlx_arg *a, lw_scalar_info *out) {
+  memset(out, 0, sizeof *out);
+  if (a && a->kind == RLX_ARG_INT) return out->kind = LW_SCALAR_DIM, out->dim = a->u.i, RLX_OK;
+  if (a && a->kind == RLX_ARG_BOOL) return out->kind = LW_SCALAR_DIM, out->dim = a->u.b, RLX_OK;
+  if (a && a->kind == RLX_ARG_SYM) {
+    int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+    if (i >= 0) return *out = lw->sinfo[i], RLX_OK;
+  }
+  out->kind = LW_SCALAR_NUMBER;
+  return RLX_OK;
+}
+
+/* The value of a sym op (the exporter's sym_add, sym_mul, ..., aten's
+ * sym_size / sym_numel) as a dim or a relation; NUMBER when rlx does not
+ * follow it symbolically (float arithmetic, sym_stride). */
+static rlx_status scalar_info(rlx_lower *lw, const rlx_aten_node *n, lw_scalar_info *r) {
+  memset(r, 0, sizeof *r);
+  rlx_symtab *t = lw_syms(lw);
+  if (lw_is(n, "sym_size") || lw_is(n, "sym_numel")) {
+    int32_t x;
+    rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+    if (st) return st;
+    const rlx_shape *xs = &lw_val(lw, x)->shape;
+    r->kind = LW_SCALAR_DIM;
+    if (lw_is(n, "sym_numel")) return rlx_shape_numel_dim_lw(lw, xs, &r->dim);
+    int64_t d;
+    int a;
+    if ((st = lw_int(lw, n, 1, "dim", 0, &d)) || (st = lw_axis(d, xs->rank, "argument 'dim'", &a))) return st;
+    r->dim = xs->rank ? xs->dims[a] : 1;
+    return RLX_OK;
+  }
+  static const struct {
+    const char *op;
+    int arity;
+  } ops[] = {{"sym_add", 2}, {"sym_sub", 2}, {"sym_mul", 2}, {"sym_floordiv", 2}, {"sym_mod", 2}, {"sym_neg", 1},
+             {"sym_max", 2}, {"sym_min", 2}, {"sym_eq", 2}, {"sym_ne", 2}, {"sym_lt", 2}, {"sym_le", 2},
+             {"sym_gt", 2}, {"sym_ge", 2}, {"sym_int", 1}};
+  int which = -1;
+  for (int i = 0; i < (int)RLX_COUNTOF(ops) && which < 0; i++)
+    if (!strcmp(n->op, ops[i].op)) which = i;
+  if (which < 0 || n->n_args != ops[which].arity) return RLX_OK; /* a NUMBER */
+  lw_scalar_info x, y = {.kind = LW_SCALAR_DIM};
+  rlx_status st = scalar_operand(lw, &n->args[0], &x);
+  if (!st && ops[which].arity == 2) st = scalar_operand(lw, &n->args[1], &y);
+  if (st || x.kind != LW_SCALAR_DIM || y.kind != LW_SCALAR_DIM) return st;
+  rlx_dim a = x.dim, b = y.dim, d = 0;
+  if (which >= 8 && which <= 13) { /* a relation */
+    static const int rels[] = {RLX_REL_EQ, RLX_REL_NE, RLX_REL_LT, RLX_REL_LE, RLX_REL_GT, RLX_REL_GE};
+    r->kind = LW_SCALAR_REL, r->lhs = a, r->rhs = b, r->rel = rels[which - 8];
+    r->symbolic = rlx_dim_is_sym(a) || rlx_dim_is_sym(b);
+    return RLX_OK;
+  }
+  switch (which) {
+    case 0: st = rlx_dim_add(t, a, b, &d); break;
+    case 1: st = rlx_dim_sub(t, a, b, &d); break;
+    case 2: st = rlx_dim_mul(t, a, b, &d); break;
+    case 3: st = rlx_dim_floordiv(t, a, b, &d); break;
+    case 4: st = rlx_dim_mod(t, a, b, &d); break;
+    case 5: st = rlx_dim_sub(t, 0, a, &d); break;
+    case 6: st = rlx_dim_max(t, a, b, &d); break;
+    case 7: st = rlx_dim_min(t, a, b, &d); break;
+    default: d = a; break; /* sym_int of an int */
+  }
+  if (st) return st;
+  r->kind = LW_SCALAR_DIM, r->dim = d;
+  return RLX_OK;
+}
+
 /* sym_size, sym_numel, sym_stride, sym_storage_offset, and the exporter's
- * sym_add / sym_mul / ...: rlx specializes shapes to the example inputs, so a
- * scalar node's value is the one the exporter recorded. */
+ * sym_add / sym_mul / sym_lt / ...: a scalar node. Its value is followed as
+ * a dim (or a relation) where rlx can, and checked against what torch
+ * recorded (the example value, and the expression in "sym" if given). */
 rlx_status rlx_lower_scalar(rlx_lower *lw, const rlx_aten_node *n) {
   if (n->out_kind != RLX_OUT_SCALAR) return lw_fail(RLX_ERR_FORMAT, "a scalar node must record its value");
   const rlx_arg *v = resolve_sym(lw, &n->scalar);
   if (v->kind != RLX_ARG_INT && v->kind != RLX_ARG_FLOAT && v->kind != RLX_ARG_BOOL)
     return lw_fail(RLX_ERR_FORMAT, "the recorded scalar is not a number");
-  if (rlx_grow((void **)&lw->scalars, &lw->cap_scalars, lw->n_scalars + 1, sizeof *lw->scalars))
+  lw_scalar_info info;
+  rlx_status st = scalar_info(lw, n, &info);
+  if (st) return st;
+  const rlx_symtab *t = &lw->g->syms;
+  if (info.kind == LW_SCALAR_NUMBER && n->has_scalar_dim) info.kind = LW_SCALAR_DIM, info.dim = n->scalar_dim;
+  if (info.kind == LW_SCALAR_NUMBER && v->kind == RLX_ARG_INT) info.kind = LW_SCALAR_DIM, info.dim = v->u.i;
+  if (info.kind == LW_SCALAR_DIM) {
+    info.symbolic = rlx_dim_is_sym(info.dim);
+    int64_t at;
+    int64_t *h = rlx_symtab_hints(t);
+    if (!h) return RLX_ERR_OUT_OF_MEMORY;
+    st = rlx_dim_eval(t, info.dim, h, &at);
+    rlx_free(h);
+    if (st) return st;
+    if (v->kind == RLX_ARG_INT && at != v->u.i) {
+      char e[128];
+      return lw_fail(RLX_ERR_SHAPE, "rlx computes the size %s (%lld at the example shapes) but torch recorded %lld",
+                     rlx_dim_str(t, info.dim, e, sizeof e), (long long)at, (long long)v->u.i);
+    }
+    if (n->has_scalar_dim && !dims_agree(t, info.dim, n->scalar_dim)) {
+      char e1[128], e2[128];
+      return lw_fail(RLX_ERR_SHAPE, "rlx computes the size %s but torch recorded %s",
+                     rlx_dim_str(t, info.dim, e1, sizeof e1), rlx_dim_str(t, n->scalar_dim, e2, sizeof e2));
+    }
+  }
+  if (rlx_grow((void **)&lw->scalars, &lw->cap_scalars, lw->n_scalars + 1, sizeof *lw->scalars) ||
+      rlx_grow((void **)&lw->sinfo, &lw->cap_sinfo, lw->n_scalars + 1, sizeof *lw->sinfo))
     return RLX_ERR_OUT_OF_MEMORY;
   lw->scalars[lw->n_scalars] = *v;
+  lw->sinfo[lw->n_scalars] = info;
   return rlx_strmap_put(&lw->scalar_ix, n->id, lw->n_scalars++);
+}
+
+/* _assert_scalar(cond, msg): a relation between sizes becomes a guard,
+ * checked at every binding; torch checked any other at export. */
+rlx_status rlx_lower_assert(rlx_lower *lw, const rlx_aten_node *n) {
+  const rlx_arg *a = lw_arg(n, 0, "self");
+  if (!a || a->kind != RLX_ARG_SYM) return RLX_OK;
+  int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+  if (i < 0 || lw->sinfo[i].kind != LW_SCALAR_REL || !lw->sinfo[i].symbolic) return RLX_OK;
+  char what[256];
+  snprintf(what, sizeof what, "node '%.100s' (%.60s)", n->id, n->op);
+  return rlx_graph_add_guard(lw->g, lw->sinfo[i].lhs, (rlx_rel)lw->sinfo[i].rel, lw->sinfo[i].rhs, what);
+}
+
+rlx_status rlx_shape_numel_dim_lw(rlx_lower *lw, const rlx_shape *s, rlx_dim *out) {
+  rlx_dim d = 1;
+  for (int i = 0; i < s->rank; i++) {
+    rlx_status st = rlx_dim_mul(lw_syms(lw), d, s->dims[i], &d);
+    if (st) return st;
+  }
+  *out = d;
+  return RLX_OK;
+}
+
+/* Whether node n reads or makes anything symbolic: then only a handler
+ * marked RLX_ATEN_DYN may lower it. */
+static bool arg_symbolic(rlx_lower *lw, const rlx_arg *a, int depth) {
+  if (!a || depth > 16) return false;
+  if (a->kind == RLX_ARG_REF) {
+    int32_t v = rlx_strmap_get(&lw->vals, a->u.s);
+    return v >= 0 && lw_symbolic(lw, v);
+  }
+  if (a->kind == RLX_ARG_SYM) {
+    int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+    return i >= 0 && lw->sinfo[i].symbolic;
+  }
+  if (a->kind == RLX_ARG_LIST)
+    for (int32_t k = 0; k < a->u.list.n; k++)
+      if (arg_symbolic(lw, &a->u.list.items[k], depth + 1)) return true;
+  return false;
+}
+
+static bool node_symbolic(rlx_lower *lw, const rlx_aten_node *n) {
+  for (int32_t i = 0; i < n->n_args; i++)
+    if (arg_symbolic(lw, &n->args[i], 0)) return true;
+  for (int32_t i = 0; i < n->n_kwargs; i++)
+    if (arg_symbolic(lw, &n->kw_vals[i], 0)) return true;
+  for (int32_t k = 0; k < n->n_outs; k++)
+    if (n->outs[k].present && rlx_shape_is_symbolic(&n->outs[k].shape)) return true;
+  return false;
 }
 
 /* ---- the driver ---- */
@@ -598,7 +841,7 @@ static rlx_status add_outputs(rlx_lower *lw) {
         rlx_error_prefix("output %d: ", i);
         return st;
       }
-      if ((st = check_type(NULL, 0, lw_val(lw, v), o->type.present ? &o->type : NULL))) {
+      if ((st = check_type_lw(lw, 0, lw_val(lw, v), o->type.present ? &o->type : NULL))) {
         rlx_error_prefix("graph output %d ('%s'): ", i, o->ref);
         return st;
       }
@@ -612,7 +855,13 @@ static rlx_status add_outputs(rlx_lower *lw) {
 rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, rlx_graph *g) {
   rlx_graph_init(g);
   rlx_lower lw = {.g = g, .ir = ir};
-  rlx_status st = coverage_check(ir);
+  note_lw = &lw;
+  /* the recorded shapes' dims are expressions of ir->syms: the graph's table
+   * starts as a copy, so they mean the same in the graph */
+  rlx_status st = rlx_symtab_clone(&ir->syms, &g->syms);
+  for (int32_t i = 0; !st && i < ir->n_guards; i++)
+    st = rlx_graph_add_guard(g, ir->guards[i].lhs, (rlx_rel)ir->guards[i].rel, ir->guards[i].rhs, ir->guards[i].source);
+  if (!st) st = coverage_check(ir);
   if (!st) st = mark_used_outputs(&lw);
   if (!st) st = add_inputs_weights(&lw, weights);
   for (int32_t i = 0; !st && i < ir->n_nodes; i++) {
@@ -623,9 +872,13 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
       st = rlx_errorf(RLX_ERR_FORMAT, "node id '%s' is used twice", n->id);
       break;
     }
+    const lower_entry *e = is_sym_op(n->op) || !strcmp(n->op, "_getitem") ? NULL : find_entry(n->op);
     if (!strcmp(n->op, "_getitem")) st = lower_getitem(&lw, n);
     else if (is_sym_op(n->op)) st = rlx_lower_scalar(&lw, n);
-    else st = rlx_lower_find(n->op)(&lw, n);
+    else if (!e->dynamic && node_symbolic(&lw, n))
+      st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op at static shapes only, and this node has a symbolic "
+                      "shape or size; export with those axes static, or tell the rlx developers which op it is");
+    else st = e->fn(&lw, n);
     if (st) rlx_error_prefix("node '%s' (%s): ", n->id, n->op);
   }
   if (!st) st = add_outputs(&lw);
@@ -641,6 +894,8 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
   rlx_strmap_free(&lw.scalar_ix);
   rlx_strmap_free(&lw.missing);
   rlx_free(lw.scalars);
+  rlx_free(lw.sinfo);
+  note_lw = NULL;
   rlx_free(lw.outs);
   rlx_free(lw.n_outs);
   if (st) rlx_graph_free(g);

@@ -16,6 +16,18 @@
 #include "import/torch_ir.h"
 #include "ir/graph.h"
 
+/* A scalar node's value: a dim (a size, symbolic or constant), a relation
+ * between dims (sym_eq, sym_lt, ...: what _assert_scalar asserts), or a
+ * number rlx does not track symbolically (only its recorded value). */
+typedef enum lw_scalar_kind { LW_SCALAR_NUMBER, LW_SCALAR_DIM, LW_SCALAR_REL } lw_scalar_kind;
+typedef struct lw_scalar_info {
+  lw_scalar_kind kind;
+  rlx_dim dim;      /* DIM */
+  rlx_dim lhs, rhs; /* REL */
+  int rel;          /* REL: rlx_rel */
+  bool symbolic;    /* DIM/REL: depends on a symbol */
+} lw_scalar_info;
+
 typedef struct rlx_lower {
   rlx_graph *g;
   const rlx_torch_ir *ir;
@@ -28,16 +40,19 @@ typedef struct rlx_lower {
   rlx_strmap missing;   /* _getitem of an output rlx does not compute -> (multi index << 8 | slot) */
   rlx_strmap scalar_ix; /* scalar-valued node (sym_size, sym_add, ...) -> index into scalars */
   rlx_arg *scalars;     /* their recorded example values */
-  int32_t n_scalars, cap_scalars;
+  lw_scalar_info *sinfo; /* what each one is, as a dim or a relation */
+  int32_t n_scalars, cap_scalars, cap_sinfo;
   const rlx_aten_node *cur;
 } rlx_lower;
 
 typedef rlx_status (*rlx_lower_fn)(rlx_lower *lw, const rlx_aten_node *n);
 
 #define RLX_ATEN(name, fn) rlx_status fn(rlx_lower *lw, const rlx_aten_node *n);
+#define RLX_ATEN_DYN(name, fn) RLX_ATEN(name, fn)
 #define RLX_LIB_OP(ns, name, fn) RLX_ATEN(name, fn)
 #include "import/lower/aten_ops.def"
 #undef RLX_LIB_OP
+#undef RLX_ATEN_DYN
 #undef RLX_ATEN
 
 /* Lowers a parsed torch-ir graph with its weights into g (initialized here).
@@ -84,6 +99,23 @@ rlx_status lw_dtype(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *
 /* A tensor list (cat, index): value ids, -1 for None entries. */
 rlx_status lw_tensor_list(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name,
                           int32_t *out, int max, int *count);
+/* A size-like argument that may be symbolic (docs/design.md, "Shapes"): an
+ * int, or {"sym": node} of a scalar node whose value is a dim. Handlers that
+ * take symbolic sizes read them with these; lw_int / lw_ints refuse a
+ * symbolic value (rlx never specializes one to its example value). */
+rlx_status lw_dim(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def, rlx_dim *out);
+rlx_status lw_dims(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim *out, int max,
+                   int *count);
+/* The graph's symbol table, for dim arithmetic in handlers. */
+static inline rlx_symtab *lw_syms(rlx_lower *lw) { return &lw->g->syms; }
+/* The element count of s as a dim. */
+rlx_status rlx_shape_numel_dim_lw(rlx_lower *lw, const rlx_shape *s, rlx_dim *out);
+/* Whether two dims have the same value at every binding (equal canonical
+ * forms, or equal at sampled bindings: the hints, mins and maxes). */
+bool lw_dims_agree(rlx_lower *lw, rlx_dim a, rlx_dim b);
+/* Whether a value's shape has a symbolic dim. */
+bool lw_symbolic(rlx_lower *lw, int32_t v);
+
 /* Resolves a value name. */
 rlx_status lw_ref(rlx_lower *lw, const char *name, int32_t *v);
 

@@ -350,6 +350,13 @@ rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t outs[2] = {lw->g->nodes[k_node].out[0], lw->g->nodes[k_node].out[1]};
   if (topk) {
     int64_t D = r ? lw_val(lw, x)->shape.dims[a] : 1;
+    if (rlx_dim_is_sym(D)) { /* the first k of a symbolic dim; k <= D is checked per binding */
+      if (k < 0) return lw_fail(RLX_ERR_SHAPE, "topk k=%lld", (long long)k);
+      rlx_params sp = {.slice = {.axis = a, .start = 0, .end = k, .step = 1}};
+      for (int i = 0; i < 2; i++)
+        if ((outs[i] = lw_emit(lw, RLX_OP_SLICE, &sp, &outs[i], 1)) < 0) return rlx_last_status();
+      return want_values ? lw_bind_multi(lw, n, outs, 2) : lw_bind(lw, n, outs[1]);
+    }
     if (k < 0 || k > D) return lw_fail(RLX_ERR_SHAPE, "topk k=%lld for a dim of size %lld", (long long)k, (long long)D);
     if (r && k < D)
       for (int i = 0; i < 2; i++)

@@ -129,9 +129,17 @@ rlx_status rlx_lower_group_norm(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_shape *xs = &lw_val(lw, x)->shape;
   if (y < 0) return rlx_last_status();
   bool ok = true;
-  int64_t ng = lw_mul64(xs->dims[0], groups, &ok); /* an empty input may have a huge N */
+  int64_t ng = rlx_dim_is_sym(xs->dims[0]) ? 1 : lw_mul64(xs->dims[0], groups, &ok); /* an empty input may have a huge N */
   if (!ok) return lw_fail(RLX_ERR_SHAPE, "group_norm: batch times groups overflows");
-  rlx_shape rs = {.rank = 3, .dims = {xs->dims[0], groups, rlx_shape_numel(xs) / RLX_MAX(ng, 1)}};
+  rlx_shape rs = {.rank = 3, .dims = {xs->dims[0], groups, 0}};
+  if (rlx_shape_is_symbolic(xs)) { /* (C / G) * spatial, as dims */
+    rlx_dim inner = C / groups;
+    for (int i = 2; i < xs->rank && !st; i++) st = rlx_dim_mul(lw_syms(lw), inner, xs->dims[i], &inner);
+    if (st) return st;
+    rs.dims[2] = inner;
+  } else {
+    rs.dims[2] = rlx_shape_numel(xs) / RLX_MAX(ng, 1);
+  }
   if ((st = norm_stats(lw, n, x, &rs, 1u << 2, eps, outs))) return st; /* stats over [N, G, C/G * spatial] */
   return n->out_kind == RLX_OUT_LIST ? lw_bind_multi(lw, n, outs, RLX_MIN(n->n_outs, 3)) : lw_bind(lw, n, y);
 }

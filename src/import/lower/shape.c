@@ -93,7 +93,8 @@ static rlx_status check_sizes(rlx_lower *lw, const rlx_arg *a, const char *what,
  * view / reshape against the input shape xs and the recorded output rs. */
 static rlx_status check_view_args(rlx_lower *lw, const rlx_aten_node *n, const rlx_shape *xs, const rlx_shape *rs) {
   int r = xs->rank, r1 = RLX_MAX(r, 1);
-  int64_t numel = rlx_shape_numel(xs), d;
+  bool sym = rlx_shape_is_symbolic(xs) || rlx_shape_is_symbolic(rs);
+  int64_t numel = sym ? 0 : rlx_shape_numel(xs), d;
   rlx_status st = RLX_OK;
   if (lw_is(n, "unsqueeze") || lw_is(n, "unsqueeze_copy"))
     return lw_int_in(lw, n, 1, "dim", 0, -(int64_t)r - 1, r, &d);
@@ -117,9 +118,12 @@ static rlx_status check_view_args(rlx_lower *lw, const rlx_aten_node *n, const r
   if (lw_is(n, "unflatten")) {
     if ((st = lw_int_in(lw, n, 1, "dim", 0, -r1, r1 - 1, &d))) return st;
     int a = r ? (int)(d < 0 ? d + r : d) : 0, k = rs->rank - r + 1; /* the recorded sizes start at a */
-    if (k < 0 || a + k > rs->rank) return RLX_OK; /* lw_bind reports the shape */
+    if (k < 0 || a + k > rs->rank || sym) return RLX_OK; /* lw_bind reports the shape */
     return check_sizes(lw, lw_arg(n, 2, "sizes"), "argument 'sizes'", r ? xs->dims[a] : 1, rs->dims + a, k);
   }
+  /* symbolic: the target is the recorded symbolic shape, and the reshape's
+   * infer proves (or checks per binding) that the element counts agree */
+  if (sym) return RLX_OK;
   if (lw_is(n, "view") || lw_is(n, "_unsafe_view") || lw_is(n, "view_copy") || lw_is(n, "_reshape_alias"))
     return check_sizes(lw, lw_arg(n, 1, "size"), "argument 'size'", numel, rs->dims, rs->rank);
   if (lw_is(n, "reshape"))
@@ -228,30 +232,60 @@ rlx_status rlx_lower_expand(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t) return lw_fail(RLX_ERR_FORMAT, "the output shape is not recorded");
-  if ((lw_is(n, "expand") || lw_is(n, "expand_copy") || lw_is(n, "broadcast_to")) &&
-      (st = check_expand_size(lw, n, &lw_val(lw, x)->shape, &t->shape)))
+  if ((lw_is(n, "expand") || lw_is(n, "expand_copy") || lw_is(n, "broadcast_to")) && !lw_symbolic(lw, x) &&
+      !rlx_shape_is_symbolic(&t->shape) && (st = check_expand_size(lw, n, &lw_val(lw, x)->shape, &t->shape)))
     return st;
   if (rlx_shape_eq(&lw_val(lw, x)->shape, &t->shape)) return lw_bind(lw, n, x);
   rlx_params p = {.shape = {.shape = t->shape}};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_EXPAND, &p, &x, 1));
 }
 
-/* Emits x[start:end:step] along axis with Python slice normalization. */
-static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int64_t end, int64_t step) {
-  int64_t d = lw_val(lw, x)->shape.dims[axis];
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  start = RLX_MIN(RLX_MAX(start, 0), d);
-  end = RLX_MIN(RLX_MAX(end, start), d);
-  if (step > end - start) step = RLX_MAX(end - start, 1); /* same elements; no overflow later */
+/* Emits x[start:end:step] along axis with Python slice normalization. A
+ * symbolic bound or dim is normalized with dim arithmetic: a negative
+ * constant counts from the end, and both are clamped to [0, d]. */
+static int32_t emit_slice_dims(rlx_lower *lw, int32_t x, int axis, rlx_dim start, rlx_dim end, int64_t step) {
+  rlx_dim d = lw_val(lw, x)->shape.dims[axis];
+  if (!rlx_dim_is_sym(start) && !rlx_dim_is_sym(end) && !rlx_dim_is_sym(d)) {
+    if (start < 0) start += d;
+    if (end < 0) end += d;
+    start = RLX_MIN(RLX_MAX(start, 0), d);
+    end = RLX_MIN(RLX_MAX(end, start), d);
+    if (step > end - start) step = RLX_MAX(end - start, 1); /* same elements; no overflow later */
+  } else {
+    rlx_symtab *t = lw_syms(lw);
+    rlx_status st = RLX_OK;
+    /* a constant past the end means the end; a negative constant counts from it */
+    if (!rlx_dim_is_sym(start) && start < 0) st = rlx_dim_add(t, start, d, &start);
+    if (!st && !rlx_dim_is_sym(end) && end < 0) st = rlx_dim_add(t, end, d, &end);
+    if (!st && !rlx_dim_is_sym(end) && end >= ((int64_t)1 << 62)) end = d;
+    if (!st) st = rlx_dim_max(t, start, 0, &start);
+    if (!st) st = rlx_dim_min(t, start, d, &start);
+    if (!st) st = rlx_dim_max(t, end, start, &end);
+    if (!st) st = rlx_dim_min(t, end, d, &end);
+    if (st) return -1;
+  }
   if (start == 0 && end == d && step == 1) return x;
   rlx_params p = {.slice = {.axis = axis, .start = start, .end = end, .step = step}};
   return lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
 }
 
+static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int64_t end, int64_t step) {
+  return emit_slice_dims(lw, x, axis, start, end, step);
+}
+
+/* A slice bound: an int (any int64: Python slices clamp, so one below -2^62
+ * means the same as -2^62), or a symbolic size. */
+static rlx_status slice_bound(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def,
+                              rlx_dim *out) {
+  const rlx_arg *a = lw_resolve(lw, lw_arg(n, pos, name));
+  if (a && a->kind == RLX_ARG_INT) return *out = RLX_MAX(a->u.i, -((int64_t)1 << 62)), RLX_OK;
+  return lw_dim(lw, n, pos, name, def, out);
+}
+
 rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
-  int64_t dim, start, end, step = 1;
+  int64_t dim, step = 1;
+  rlx_dim start, end;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
   int r = lw_val(lw, x)->shape.rank;
@@ -259,22 +293,30 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   if (r == 0) return lw_fail(RLX_ERR_SHAPE, "cannot slice a 0-d tensor");
   int a;
   if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
+  rlx_dim d = lw_val(lw, x)->shape.dims[a];
   if (lw_is(n, "narrow")) {
-    int64_t len;
-    if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "length", 0, &len))) return st;
-    int64_t d = lw_val(lw, x)->shape.dims[a], s0 = start < 0 ? start + d : start;
-    if (s0 < 0 || s0 > d || len < 0 || len > d - s0) /* as torch; and start + len cannot overflow */
-      return lw_fail(RLX_ERR_SHAPE, "narrow(start=%lld, length=%lld) is out of range for a dim of size %lld",
-                     (long long)start, (long long)len, (long long)d);
-    start = s0;
-    end = start + len;
+    rlx_dim len;
+    if ((st = lw_dim(lw, n, 2, "start", 0, &start)) || (st = lw_dim(lw, n, 3, "length", 0, &len))) return st;
+    if (!rlx_dim_is_sym(start) && !rlx_dim_is_sym(len) && !rlx_dim_is_sym(d)) {
+      int64_t s0 = start < 0 ? start + d : start;
+      if (s0 < 0 || s0 > d || len < 0 || len > d - s0) /* as torch; and start + len cannot overflow */
+        return lw_fail(RLX_ERR_SHAPE, "narrow(start=%lld, length=%lld) is out of range for a dim of size %lld",
+                       (long long)start, (long long)len, (long long)d);
+      start = s0;
+      end = start + len;
+    } else { /* narrow(start, length) of a symbolic size: [start, start + length), checked per binding */
+      if (!rlx_dim_is_sym(start) && start < 0 && (st = rlx_dim_add(lw_syms(lw), start, d, &start))) return st;
+      if ((st = rlx_dim_add(lw_syms(lw), start, len, &end))) return st;
+      rlx_params p = {.slice = {.axis = a, .start = start, .end = end, .step = 1}};
+      return lw_bind(lw, n, lw_emit(lw, RLX_OP_SLICE, &p, &x, 1));
+    }
   } else {
-    if ((st = lw_int(lw, n, 2, "start", 0, &start)) || (st = lw_int(lw, n, 3, "end", INT64_MAX, &end)) ||
+    if ((st = slice_bound(lw, n, 2, "start", 0, &start)) || (st = slice_bound(lw, n, 3, "end", INT64_MAX, &end)) ||
         (st = lw_int(lw, n, 4, "step", 1, &step)))
       return st;
   }
   if (step < 1) return lw_fail(RLX_ERR_UNSUPPORTED, "slice step %lld must be positive", (long long)step);
-  return lw_bind(lw, n, emit_slice(lw, x, a, start, end, step));
+  return lw_bind(lw, n, emit_slice_dims(lw, x, a, start, end, step));
 }
 
 rlx_status rlx_lower_select(rlx_lower *lw, const rlx_aten_node *n) {
@@ -288,14 +330,20 @@ rlx_status rlx_lower_select(rlx_lower *lw, const rlx_aten_node *n) {
   if (xv->shape.rank == 0) return lw_fail(RLX_ERR_SHAPE, "select of a 0-d tensor");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
-  int64_t d = xv->shape.dims[a];
-  if (idx < -d || idx >= d)
+  rlx_dim d = xv->shape.dims[a], i0 = idx, i1;
+  if (!rlx_dim_is_sym(d) && (idx < -d || idx >= d))
     return lw_fail(RLX_ERR_SHAPE, "select index %lld is out of range for a dim of size %lld",
                    (long long)idx, (long long)d);
-  if (idx < 0) idx += d;
   rlx_shape s = xv->shape;
   for (int i = a; i < s.rank - 1; i++) s.dims[i] = s.dims[i + 1];
   s.rank--;
+  if (rlx_dim_is_sym(d)) { /* x[..., -1] of a symbolic dim: [d - 1, d); bounds checked per binding */
+    if (idx < 0 && (st = rlx_dim_add(lw_syms(lw), idx, d, &i0))) return st;
+    if ((st = rlx_dim_add(lw_syms(lw), i0, 1, &i1))) return st;
+    rlx_params p = {.slice = {.axis = a, .start = i0, .end = i1, .step = 1}};
+    return lw_bind(lw, n, lw_reshape(lw, lw_emit(lw, RLX_OP_SLICE, &p, &x, 1), &s));
+  }
+  if (idx < 0) idx += d;
   return lw_bind(lw, n, lw_reshape(lw, emit_slice(lw, x, a, idx, idx + 1, 1), &s));
 }
 
@@ -390,6 +438,35 @@ static rlx_status check_split_args(rlx_lower *lw, const rlx_aten_node *n, int64_
   return RLX_OK;
 }
 
+/* A split of a symbolic dim: each piece is the recorded (symbolic) length,
+ * starting where the previous ended; the lengths must add up to the dim. */
+static rlx_status split_symbolic(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int a) {
+  if (lw_is(n, "tensor_split") && !strcmp(lw_overload(n), "indices"))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "tensor_split by indices of a symbolic dim");
+  int32_t *outs = rlx_pool_alloc(&lw->g->pool, sizeof(int32_t) * (size_t)(n->n_outs + 1));
+  if (!outs) return RLX_ERR_OUT_OF_MEMORY;
+  rlx_symtab *t = lw_syms(lw);
+  rlx_dim off = 0, d = lw_val(lw, x)->shape.dims[a];
+  for (int k = 0; k < n->n_outs; k++) {
+    const rlx_tinfo *ti = lw_out(n, k);
+    if (!ti || ti->shape.rank != lw_val(lw, x)->shape.rank)
+      return lw_fail(RLX_ERR_FORMAT, "split output %d has no usable recorded shape", k);
+    rlx_dim end;
+    rlx_status st = rlx_dim_add(t, off, ti->shape.dims[a], &end);
+    if (st) return st;
+    rlx_params p = {.slice = {.axis = a, .start = off, .end = end, .step = 1}};
+    outs[k] = off == 0 && end == d ? x : lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
+    if (outs[k] < 0) return rlx_last_status();
+    off = end;
+  }
+  if (!lw_dims_agree(lw, off, d)) {
+    char e1[128], e2[128];
+    return lw_fail(RLX_ERR_SHAPE, "the split sizes sum to %s but the dim is %s", rlx_dim_str(t, off, e1, sizeof e1),
+                   rlx_dim_str(t, d, e2, sizeof e2));
+  }
+  return lw_bind_multi(lw, n, outs, n->n_outs);
+}
+
 /* split / split_with_sizes / chunk / tensor_split: piece sizes come from the
  * recorded output shapes, which must tile the dim; each piece is a slice.
  * tensor_split with indices starts piece k at indices[k-1] (clamped), so its
@@ -406,6 +483,7 @@ rlx_status rlx_lower_split(rlx_lower *lw, const rlx_aten_node *n) {
   int a;
   if ((st = lw_axis(dim, xs.rank, "argument 'dim'", &a))) return st;
   int64_t d = xs.dims[a];
+  if (rlx_dim_is_sym(d) || n->n_outs < 1) return split_symbolic(lw, n, x, a);
   if ((st = check_split_args(lw, n, d))) return st;
   const rlx_arg *ix = NULL;
   if (lw_is(n, "tensor_split") && !strcmp(lw_overload(n), "indices")) {
@@ -477,7 +555,7 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
   int cnt;
   const char *name = lw_is(n, "constant_pad_nd") || lw_is(n, "pad") ? "pad" : "padding";
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(lw, n, 1, name, pads, 2 * RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_dims(lw, n, 1, name, pads, 2 * RLX_MAX_RANK, &cnt);
   if (st) return st;
   const rlx_shape xs = lw_val(lw, x)->shape;
   int r = xs.rank;
@@ -512,6 +590,11 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
   for (int i = 0; i < cnt / 2; i++) {
     int ax = r - 1 - i;
     int64_t d = xs.dims[ax], lo = pads[2 * i], hi = pads[2 * i + 1];
+    if (rlx_dim_is_sym(d) || rlx_dim_is_sym(lo) || rlx_dim_is_sym(hi)) { /* checked per binding */
+      p.pad.lo[ax] = lo;
+      p.pad.hi[ax] = hi;
+      continue;
+    }
     bool ok = true;
     int64_t size = lw_add64(lw_add64(d, lo, &ok), hi, &ok);
     /* as torch: negative pads crop at most the whole dim, and the result is
