@@ -130,12 +130,26 @@ int cli_bind_copy(cli_ctx *c, int index, const rlx_tensor_view *src, const char 
   return 0;
 }
 
-int cli_bind_reference_inputs(cli_ctx *c) {
+int cli_bind_reference_inputs(cli_ctx *c) { return cli_bind_reference_inputs_at(c, ""); }
+
+bool cli_reference_has_binding(const cli_ctx *c, const char *prefix) {
+  if (!c->has_ref) return false;
   for (int i = 0; i < rlx_model_input_count(c->model); i++) {
     rlx_io_info info;
     rlx_model_input_info(c->model, i, &info);
     char key[512];
-    snprintf(key, sizeof key, "in::%s", info.name);
+    snprintf(key, sizeof key, "%sin::%s", prefix, info.name);
+    if (rlx_st_find(&c->ref, key)) return true;
+  }
+  return false;
+}
+
+int cli_bind_reference_inputs_at(cli_ctx *c, const char *prefix) {
+  for (int i = 0; i < rlx_model_input_count(c->model); i++) {
+    rlx_io_info info;
+    rlx_model_input_info(c->model, i, &info);
+    char key[512];
+    snprintf(key, sizeof key, "%sin::%s", prefix, info.name);
     const rlx_st_tensor *t = rlx_st_find(&c->ref, key);
     if (!t) {
       fprintf(stderr, "rlx %s: error: %s has no tensor '%s' for input '%s'\n", c->cmd, c->ref.path, key, info.name);

@@ -39,6 +39,11 @@ int cli_open_reference(cli_ctx *c, bool required);
 int cli_bind_copy(cli_ctx *c, int index, const rlx_tensor_view *src, const char *origin);
 /* Binds every input from `in::<id>` of the reference file. */
 int cli_bind_reference_inputs(cli_ctx *c);
+/* The same for the reference data of another binding: `b<k>/in::<id>`
+ * (prefix "b<k>/"), written by `rlx.export --reference-shapes`. */
+int cli_bind_reference_inputs_at(cli_ctx *c, const char *prefix);
+/* Whether the reference file holds inputs under prefix. */
+bool cli_reference_has_binding(const cli_ctx *c, const char *prefix);
 void cli_close(cli_ctx *c);
 
 /* Parses common compile flags (--threads N, --reference-kernels, --no-passes,

@@ -62,6 +62,63 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Compares every output of the last run with `<prefix>out::<i>` (and the
+ * float64 arbiter's `<prefix>out64::<i>`), printing a line per output and
+ * adding it to `outs`. Returns 0, or 2 on a missing reference. */
+static int compare_outputs(cli_ctx *c, const verify_opts *o, const char *prefix, cJSON *outs, bool *pass,
+                           int *compared) {
+  const rlx_model *m = c->model;
+  for (int i = 0; i < rlx_model_output_count(m); i++) {
+    char key[64];
+    snprintf(key, sizeof key, "%sout::%d", prefix, i);
+    const rlx_st_tensor *t = rlx_st_find(&c->ref, key);
+    rlx_tensor_view got;
+    rlx_session_output(c->session, i, &got);
+    if (!t) {
+      if (i < m->ir.n_outputs && m->ir.outputs[i].is_const) continue; /* non-tensor output */
+      fprintf(stderr, "rlx verify: error: %s has no '%s' for output %d\n", c->ref.path, key, i);
+      return 2;
+    }
+    rlx_tensor_view ref = {.data = (void *)t->data, .dtype = t->dtype, .rank = t->shape.rank};
+    memcpy(ref.dims, t->shape.dims, sizeof ref.dims);
+    rlx_parity_result r;
+    rlx_parity_compare(&got, &ref, &o->popts, &r);
+    snprintf(key, sizeof key, "%sout64::%d", prefix, i);
+    const rlx_st_tensor *t64 = r.pass || o->no_arbiter ? NULL : rlx_st_find(&c->ref, key);
+    if (t64) { /* the exporter's float64 run arbitrates a tolerance failure */
+      rlx_tensor_view ref64 = {.data = (void *)t64->data, .dtype = t64->dtype, .rank = t64->shape.rank};
+      memcpy(ref64.dims, t64->shape.dims, sizeof ref64.dims);
+      rlx_parity_arbitrate(&got, &ref, &ref64, &o->popts, &r);
+    }
+    *pass &= r.pass;
+    (*compared)++;
+    char shp[128];
+    rlx_shape gs = {.rank = got.rank};
+    memcpy(gs.dims, got.dims, sizeof gs.dims);
+    printf("out[%d] %s%s: cosine=%.9f max_abs=%.3e max_rel=%.3e (%lld elements)  %s\n", i,
+           rlx_dtype_name(got.dtype), rlx_shape_str(&gs, shp, sizeof shp), r.cosine, r.max_abs,
+           r.max_rel, (long long)r.numel, !r.pass ? "FAIL" : r.arbitrated ? "ok (float64 arbiter)" : "ok");
+    if (r.reason[0]) printf("       %s\n", r.reason);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "index", i);
+    cJSON_AddStringToObject(j, "dtype", rlx_dtype_name(got.dtype));
+    cJSON_AddNumberToObject(j, "cosine", r.cosine);
+    cJSON_AddNumberToObject(j, "max_abs_err", r.max_abs);
+    cJSON_AddNumberToObject(j, "max_rel_err", r.max_rel);
+    cJSON_AddNumberToObject(j, "numel", (double)r.numel);
+    cJSON_AddNumberToObject(j, "mismatches", (double)r.n_mismatch);
+    cJSON_AddBoolToObject(j, "pass", r.pass);
+    if (r.reason[0]) cJSON_AddStringToObject(j, "reason", r.reason);
+    if (r.arbitrated) {
+      cJSON_AddBoolToObject(j, "arbitrated", true);
+      cJSON_AddNumberToObject(j, "err64_rlx", r.err64_rlx);
+      cJSON_AddNumberToObject(j, "err64_torch", r.err64_torch);
+    }
+    cJSON_AddItemToArray(outs, j);
+  }
+  return 0;
+}
+
 int cmd_verify(int argc, char **argv) {
   verify_opts o;
   const char *dir = NULL;
@@ -106,55 +163,45 @@ int cmd_verify(int argc, char **argv) {
   cJSON_AddNumberToObject(root, "rlx_nodes", c.compiled->graph.n_nodes);
   bool pass = true;
   int compared = 0;
-  for (int i = 0; i < rlx_model_output_count(m); i++) {
-    char key[64];
-    snprintf(key, sizeof key, "out::%d", i);
-    const rlx_st_tensor *t = rlx_st_find(&c.ref, key);
-    rlx_tensor_view got;
-    rlx_session_output(c.session, i, &got);
-    if (!t) {
-      if (i < m->ir.n_outputs && m->ir.outputs[i].is_const) continue; /* non-tensor output */
-      fprintf(stderr, "rlx verify: error: %s has no '%s' for output %d\n", c.ref.path, key, i);
-      cJSON_Delete(root);
-      cli_close(&c);
-      return 2;
+  rc = compare_outputs(&c, &o, "", outs, &pass, &compared);
+  if (rc) {
+    cJSON_Delete(root);
+    cli_close(&c);
+    return rc;
+  }
+  /* the reference data of more bindings (rlx.export --reference-shapes) */
+  cJSON *bindings = NULL;
+  for (int k = 1; k < 1000; k++) {
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "b%d/", k);
+    if (!cli_reference_has_binding(&c, prefix)) break;
+    if (!bindings) bindings = cJSON_AddArrayToObject(root, "bindings");
+    cJSON *b = cJSON_CreateObject(), *bo = cJSON_AddArrayToObject(b, "outputs");
+    cJSON_AddNumberToObject(b, "k", k);
+    cJSON_AddItemToArray(bindings, b);
+    if ((rc = cli_bind_reference_inputs_at(&c, prefix))) break;
+    if (rlx_session_run(c.session)) {
+      rc = cli_error(&c, "run failed");
+      break;
     }
-    rlx_tensor_view ref = {.data = (void *)t->data, .dtype = t->dtype, .rank = t->shape.rank};
-    memcpy(ref.dims, t->shape.dims, sizeof ref.dims);
-    rlx_parity_result r;
-    rlx_parity_compare(&got, &ref, &o.popts, &r);
-    snprintf(key, sizeof key, "out64::%d", i);
-    const rlx_st_tensor *t64 = r.pass || o.no_arbiter ? NULL : rlx_st_find(&c.ref, key);
-    if (t64) { /* the exporter's float64 run arbitrates a tolerance failure */
-      rlx_tensor_view ref64 = {.data = (void *)t64->data, .dtype = t64->dtype, .rank = t64->shape.rank};
-      memcpy(ref64.dims, t64->shape.dims, sizeof ref64.dims);
-      rlx_parity_arbitrate(&got, &ref, &ref64, &o.popts, &r);
+    printf("binding %d:", k);
+    for (int s = 0; s < rlx_model_symbol_count(m); s++) {
+      rlx_symbol_info si;
+      rlx_model_symbol_info(m, s, &si);
+      printf("%s %s=%lld", s ? "," : "", si.name, (long long)c.session->cur->syms[s]);
+      cJSON_AddNumberToObject(b, si.name, (double)c.session->cur->syms[s]);
     }
-    pass &= r.pass;
-    compared++;
-    char shp[128];
-    rlx_shape gs = {.rank = got.rank};
-    memcpy(gs.dims, got.dims, sizeof gs.dims);
-    printf("out[%d] %s%s: cosine=%.9f max_abs=%.3e max_rel=%.3e (%lld elements)  %s\n", i,
-           rlx_dtype_name(got.dtype), rlx_shape_str(&gs, shp, sizeof shp), r.cosine, r.max_abs,
-           r.max_rel, (long long)r.numel, !r.pass ? "FAIL" : r.arbitrated ? "ok (float64 arbiter)" : "ok");
-    if (r.reason[0]) printf("       %s\n", r.reason);
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "index", i);
-    cJSON_AddStringToObject(j, "dtype", rlx_dtype_name(got.dtype));
-    cJSON_AddNumberToObject(j, "cosine", r.cosine);
-    cJSON_AddNumberToObject(j, "max_abs_err", r.max_abs);
-    cJSON_AddNumberToObject(j, "max_rel_err", r.max_rel);
-    cJSON_AddNumberToObject(j, "numel", (double)r.numel);
-    cJSON_AddNumberToObject(j, "mismatches", (double)r.n_mismatch);
-    cJSON_AddBoolToObject(j, "pass", r.pass);
-    if (r.reason[0]) cJSON_AddStringToObject(j, "reason", r.reason);
-    if (r.arbitrated) {
-      cJSON_AddBoolToObject(j, "arbitrated", true);
-      cJSON_AddNumberToObject(j, "err64_rlx", r.err64_rlx);
-      cJSON_AddNumberToObject(j, "err64_torch", r.err64_torch);
-    }
-    cJSON_AddItemToArray(outs, j);
+    printf("\n");
+    bool bpass = true;
+    int bcompared = 0;
+    if ((rc = compare_outputs(&c, &o, prefix, bo, &bpass, &bcompared))) break;
+    cJSON_AddBoolToObject(b, "pass", bpass);
+    pass &= bpass;
+  }
+  if (rc) {
+    cJSON_Delete(root);
+    cli_close(&c);
+    return rc;
   }
   if (!compared) pass = false, printf("no tensor outputs to compare\n");
   printf("parity: %s\n", pass ? "PASS" : "FAIL");
