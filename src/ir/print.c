@@ -11,8 +11,8 @@
 static const char *value_desc(const rlx_graph *g, int32_t v, char *buf, size_t cap) {
   if (v < 0) return "-";
   const rlx_value *val = &g->values[v];
-  char s[128];
-  rlx_shape_str(&val->shape, s, sizeof s);
+  char s[256];
+  rlx_graph_shape_str(g, &val->shape, s, sizeof s);
   const char *kind = val->kind == RLX_VALUE_INPUT ? "input " : val->kind == RLX_VALUE_WEIGHT ? "weight "
                      : val->kind == RLX_VALUE_CONST ? "const " : "";
   snprintf(buf, cap, "%s%s:%s%s", kind, val->name ? val->name : "?", rlx_dtype_name(val->dtype), s);
@@ -30,26 +30,26 @@ void rlx_graph_print(const rlx_graph *g, FILE *f) {
     fprintf(f, " -> ");
     for (int32_t k = 0; k < n->n_out; k++) {
       const rlx_value *v = &g->values[n->out[k]];
-      char s[128];
-      fprintf(f, "%s%s%s", k ? ", " : "", rlx_dtype_name(v->dtype), rlx_shape_str(&v->shape, s, sizeof s));
+      char s[256];
+      fprintf(f, "%s%s%s", k ? ", " : "", rlx_dtype_name(v->dtype), rlx_graph_shape_str(g, &v->shape, s, sizeof s));
     }
     fprintf(f, "\n");
   }
 }
 
 void rlx_graph_dot(const rlx_graph *g, FILE *f) {
-  char s[128];
+  char s[256];
   fprintf(f, "digraph rlx {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n");
   for (int32_t i = 0; i < g->n_inputs; i++) {
     const rlx_value *v = &g->values[g->inputs[i]];
     fprintf(f, "  v%d [label=\"%s\\n%s%s\", shape=ellipse];\n", g->inputs[i], v->name,
-            rlx_dtype_name(v->dtype), rlx_shape_str(&v->shape, s, sizeof s));
+            rlx_dtype_name(v->dtype), rlx_graph_shape_str(g, &v->shape, s, sizeof s));
   }
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
     const rlx_value *o = &g->values[n->out[0]];
     fprintf(f, "  n%d [label=\"%s\\n%s\\n%s%s\"];\n", i, n->label, rlx_op_table[n->op].name,
-            rlx_dtype_name(o->dtype), rlx_shape_str(&o->shape, s, sizeof s));
+            rlx_dtype_name(o->dtype), rlx_graph_shape_str(g, &o->shape, s, sizeof s));
     for (int32_t k = 0; k < n->n_in; k++) {
       int32_t v = n->in[k];
       if (v < 0) continue;

@@ -22,8 +22,8 @@ static rlx_status profile_hook(void *ctx, const rlx_session *s, int32_t node) {
   return RLX_OK;
 }
 
-static void print_profile(const rlx_compiled *c, const profile *p, long iters) {
-  const rlx_graph *g = &c->graph;
+static void print_profile(const rlx_session *s, const profile *p, long iters) {
+  const rlx_graph *g = rlx_session_graph(s);
   double by_op[RLX_OP_COUNT] = {0}, total = 0;
   int count[RLX_OP_COUNT] = {0};
   for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -31,7 +31,7 @@ static void print_profile(const rlx_compiled *c, const profile *p, long iters) {
     count[g->nodes[i].op]++;
     total += p->node_ms[i] / (double)iters;
   }
-  printf("profile (per run, by rlx op; kernels as chosen at compile):\n");
+  printf("profile (per run, by rlx op; kernels as run at the last binding):\n");
   for (int pass = 0; pass < RLX_OP_COUNT; pass++) { /* largest first */
     int best = -1;
     for (int o = 0; o < RLX_OP_COUNT; o++)
@@ -52,7 +52,7 @@ static void print_profile(const rlx_compiled *c, const profile *p, long iters) {
     char params[256];
     rlx_node_params_str(&g->nodes[best], params, sizeof params);
     printf("  %9.3f ms  %-24s %-10s %-28s %s\n", p->node_ms[best] / (double)iters, g->nodes[best].label,
-           rlx_op_table[g->nodes[best].op].name, c->kernels[best].name, params);
+           rlx_op_table[g->nodes[best].op].name, rlx_session_kernel_name(s, best), params);
   }
   free(shown);
 }
@@ -77,18 +77,133 @@ static int bind_zeros(cli_ctx *c) {
   return 0;
 }
 
+/* ---- bindings: --shape NAME=AxB, --binding 'NAME=AxB,NAME=C' ---- */
+
+#define MAX_BINDINGS 16
+
+typedef struct binding {
+  int n;
+  char names[RLX_MAX_RANK * 4][128];
+  int32_t rank[RLX_MAX_RANK * 4];
+  int64_t dims[RLX_MAX_RANK * 4][RLX_MAX_RANK];
+  void **data;   /* per graph input: its buffer at this binding */
+  double plan_ms; /* the first reshape to it: planning a new binding */
+} binding;
+
+/* Adds "NAME=AxBxC" (or "NAME=" for rank 0) to b. */
+static int parse_shape(const char *spec, binding *b) {
+  const char *eq = strchr(spec, '=');
+  if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof b->names[0] || b->n >= (int)RLX_COUNTOF(b->names))
+    return cli_usage("bench", "--shape %s: expected NAME=AxBxC", spec);
+  snprintf(b->names[b->n], sizeof b->names[0], "%.*s", (int)(eq - spec), spec);
+  const char *p = eq + 1;
+  int r = 0;
+  while (*p && *p != ',') {
+    char *end;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || v < 0 || r >= RLX_MAX_RANK) return cli_usage("bench", "--shape %s: expected NAME=AxBxC", spec);
+    b->dims[b->n][r++] = v;
+    p = end;
+    if (*p == 'x') p++;
+  }
+  b->rank[b->n++] = r;
+  return 0;
+}
+
+/* The shape of every input at binding b: the given ones as given; the others
+ * from the symbols the given ones determine (the rest at their hints). */
+static int binding_shapes(cli_ctx *c, const binding *b, rlx_tensor_view *views) {
+  const rlx_graph *g = &c->compiled->graph;
+  const rlx_symtab *t = &g->syms;
+  int64_t *syms = calloc((size_t)t->n_syms + 1, sizeof *syms);
+  if (!syms) return cli_error(c, "out of memory");
+  for (int32_t s = 0; s < t->n_syms; s++) syms[s] = t->syms[s].hint;
+  bool *given = calloc((size_t)g->n_inputs + 1, sizeof *given);
+  int rc = given ? 0 : cli_error(c, "out of memory");
+  for (int k = 0; !rc && k < b->n; k++) {
+    int32_t i = 0;
+    while (i < g->n_inputs && strcmp(g->values[g->inputs[i]].name, b->names[k])) i++;
+    if (i == g->n_inputs) {
+      fprintf(stderr, "rlx bench: error: --shape: the model has no input named '%s'\n", b->names[k]);
+      rc = 2;
+      break;
+    }
+    given[i] = true;
+    views[i].rank = b->rank[k];
+    memcpy(views[i].dims, b->dims[k], sizeof views[i].dims);
+    const rlx_shape *ms = &g->values[g->inputs[i]].shape;
+    for (int d = 0; d < ms->rank && d < b->rank[k]; d++) {
+      int32_t s = rlx_dim_symbol(t, ms->dims[d]);
+      if (s >= 0) syms[s] = b->dims[k][d];
+    }
+  }
+  for (int32_t i = 0; !rc && i < g->n_inputs; i++) {
+    const rlx_value *v = &g->values[g->inputs[i]];
+    views[i].dtype = v->dtype;
+    if (given[i]) continue;
+    views[i].rank = v->shape.rank;
+    for (int d = 0; d < v->shape.rank; d++)
+      if (rlx_dim_eval(t, v->shape.dims[d], syms, &views[i].dims[d])) rc = cli_error(c, "cannot size an input");
+  }
+  free(given);
+  free(syms);
+  return rc;
+}
+
+/* Input buffers for a binding: a reference input's values repeated over the
+ * new shape (token ids stay valid ids, masks stay masks), else zeros. */
+static int binding_data(cli_ctx *c, binding *b, const rlx_tensor_view *views) {
+  int n_in = rlx_model_input_count(c->model);
+  b->data = calloc((size_t)n_in + 1, sizeof *b->data);
+  if (!b->data) return cli_error(c, "out of memory");
+  for (int i = 0; i < n_in; i++) {
+    rlx_io_info info;
+    rlx_model_input_info(c->model, i, &info);
+    size_t es = rlx_dtype_size(views[i].dtype), n = (size_t)rlx_view_numel(&views[i]) * es;
+    if (!(b->data[i] = aligned_alloc(64, (n + 63) / 64 * 64 + 64))) return cli_error(c, "out of memory");
+    memset(b->data[i], 0, n);
+    char key[512];
+    snprintf(key, sizeof key, "in::%s", info.name);
+    const rlx_st_tensor *t = c->has_ref ? rlx_st_find(&c->ref, key) : NULL;
+    if (t && t->nbytes)
+      for (size_t o = 0; o < n; o += es) memcpy((char *)b->data[i] + o, (const char *)t->data + o % t->nbytes, es);
+  }
+  return 0;
+}
+
+static int bind_binding(cli_ctx *c, const binding *b, const rlx_tensor_view *views) {
+  for (int i = 0; i < rlx_model_input_count(c->model); i++) {
+    rlx_io_info info;
+    rlx_model_input_info(c->model, i, &info);
+    rlx_tensor_view v = views[i];
+    v.data = b->data[i];
+    if (rlx_session_bind_input(c->session, info.name, &v)) return cli_error(c, "cannot bind an input");
+  }
+  return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
   rlx_compile_options copts;
   rlx_compile_options_init(&copts);
   const char *dir = NULL;
   long iters = 20, warmup = 3;
   bool prof = false;
+  static binding bs[MAX_BINDINGS];
+  int nb = 0;
+  memset(bs, 0, sizeof bs);
   for (int i = 0; i < argc; i++) {
     int r = cli_compile_flag("bench", argc, argv, &i, &copts);
     if (r < 0) return 2;
     if (r) continue;
     if (!strcmp(argv[i], "--profile")) {
       prof = true;
+    } else if (!strcmp(argv[i], "--shape") || !strcmp(argv[i], "--binding")) {
+      if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", argv[i]);
+      bool sep = !strcmp(argv[i], "--binding");
+      if ((sep || !nb) && nb >= MAX_BINDINGS) return cli_usage("bench", "at most %d bindings", MAX_BINDINGS);
+      binding *b = &bs[sep || !nb ? nb++ : nb - 1];
+      for (const char *p = argv[++i]; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (parse_shape(p, b)) return 2;
     } else if (!strcmp(argv[i], "--iters") || !strcmp(argv[i], "--warmup")) {
       if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", argv[i]);
       char *end;
@@ -105,13 +220,31 @@ int cmd_bench(int argc, char **argv) {
       return cli_usage("bench", "more than one directory given");
     }
   }
-  if (!dir) return cli_usage("bench", "usage: rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile]");
+  if (!dir)
+    return cli_usage("bench", "usage: rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile] "
+                     "[--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...");
   cli_ctx c = {.cmd = "bench"};
   int rc = cli_open(&c, dir, &copts);
   if (!rc) rc = cli_open_reference(&c, false);
-  if (!rc) rc = c.has_ref ? cli_bind_reference_inputs(&c) : bind_zeros(&c);
+  rlx_tensor_view views[MAX_BINDINGS][64];
+  int n_in = rc ? 0 : rlx_model_input_count(c.model);
+  if (!rc && nb && n_in > 64) rc = cli_usage("bench", "--shape on a model of more than 64 inputs");
+  for (int k = 0; !rc && k < nb; k++) {
+    memset(views[k], 0, sizeof views[k]);
+    if (!(rc = binding_shapes(&c, &bs[k], views[k]))) rc = binding_data(&c, &bs[k], views[k]);
+  }
+  if (!rc && !nb) rc = c.has_ref ? cli_bind_reference_inputs(&c) : bind_zeros(&c);
+  /* a new binding's planning time: each binding's first reshape */
+  for (int k = 0; !rc && k < nb; k++) {
+    if ((rc = bind_binding(&c, &bs[k], views[k]))) break;
+    double t0 = cli_now_ms();
+    if (rlx_session_reshape(c.session)) rc = cli_error(&c, "bad binding");
+    bs[k].plan_ms = cli_now_ms() - t0;
+  }
   double *t = rc ? NULL : calloc((size_t)iters, sizeof *t);
   for (long i = 0; !rc && i < warmup + iters; i++) {
+    if (nb > 1 && (rc = bind_binding(&c, &bs[i % nb], views[i % nb]))) break; /* alternate: a new shape each run */
+    if (nb == 1 && i == 0 && (rc = bind_binding(&c, &bs[0], views[0]))) break;
     double t0 = cli_now_ms();
     if (rlx_session_run(c.session)) rc = cli_error(&c, "run failed");
     if (i >= warmup) t[i - warmup] = cli_now_ms() - t0;
@@ -132,15 +265,33 @@ int cmd_bench(int argc, char **argv) {
     double mean = 0;
     for (long i = 0; i < iters; i++) mean += t[i] / (double)iters;
     char a[32], b[32], d[32], e[32];
-    printf("model: %s  (%d rlx nodes, %s inputs, %ld iterations after %ld warm-up)\n",
-           c.model->ir.model_name, c.compiled->graph.n_nodes, c.has_ref ? "reference" : "zero", iters, warmup);
-    printf("latency: min %s  median %s  p90 %s  mean %s\n", cli_fmt_ms(t[0], a, sizeof a),
-           cli_fmt_ms(t[iters / 2], b, sizeof b), cli_fmt_ms(t[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1], d, sizeof d),
+    printf("model: %s  (%d rlx nodes, %s inputs, %ld iterations after %ld warm-up)\n", c.model->ir.model_name,
+           c.compiled->graph.n_nodes, nb ? "generated" : c.has_ref ? "reference" : "zero", iters, warmup);
+    for (int k = 0; k < nb; k++) {
+      printf("binding %d:", k + 1);
+      for (int i = 0; i < n_in; i++) {
+        rlx_io_info info;
+        rlx_model_input_info(c.model, i, &info);
+        rlx_shape sh = {.rank = views[k][i].rank};
+        memcpy(sh.dims, views[k][i].dims, sizeof sh.dims);
+        char buf[128];
+        printf(" %s=%s", info.name, rlx_shape_str(&sh, buf, sizeof buf));
+      }
+      printf("  (planned in %s)\n", cli_fmt_ms(bs[k].plan_ms, a, sizeof a));
+    }
+    printf("latency%s: min %s  median %s  p90 %s  mean %s\n", nb > 1 ? " (bindings alternating)" : "",
+           cli_fmt_ms(t[0], a, sizeof a), cli_fmt_ms(t[iters / 2], b, sizeof b),
+           cli_fmt_ms(t[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1], d, sizeof d),
            cli_fmt_ms(mean, e, sizeof e));
-    printf("memory: arena %.2f MiB (activations %.2f MiB, scratch %.2f MiB)\n",
-           (double)c.compiled->plan.arena_size / 1048576.0, (double)c.compiled->plan.values_size / 1048576.0,
-           (double)c.compiled->plan.scratch_size / 1048576.0);
-    if (prof) print_profile(c.compiled, &pr, iters);
+    const rlx_plan *pl = &c.session->cur->plan;
+    printf("memory: arena %.2f MiB%s (this binding: activations %.2f MiB, scratch %.2f MiB)\n",
+           (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " at the bounds" : "",
+           (double)pl->values_size / 1048576.0, (double)pl->scratch_size / 1048576.0);
+    if (prof) print_profile(c.session, &pr, iters);
+  }
+  for (int k = 0; k < nb; k++) {
+    for (int i = 0; bs[k].data && i < n_in; i++) free(bs[k].data[i]);
+    free(bs[k].data);
   }
   free(pr.node_ms);
   free(t);

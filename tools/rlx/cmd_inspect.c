@@ -63,11 +63,31 @@ int cmd_inspect(int argc, char **argv) {
     return 0;
   }
   printf("model: %s\nproducer: %s\ndecomposition: %s\n", m->ir.model_name, m->ir.producer, m->ir.decomposition);
-  for (int i = 0; i < m->ir.n_inputs; i++) {
-    char s[128];
-    printf("input %d: %s %s%s%s\n", i, m->ir.inputs[i].id, rlx_dtype_name(m->ir.inputs[i].dtype),
-           rlx_shape_str(&m->ir.inputs[i].shape, s, sizeof s),
-           m->ir.inputs[i].has_dynamic ? " (dynamic axes run at the example size)" : "");
+  for (int i = 0; i < rlx_model_symbol_count(m); i++) {
+    rlx_symbol_info si;
+    rlx_model_symbol_info(m, i, &si);
+    printf("symbol %d: %s in [%lld, %lld] (example %lld)\n", i, si.name, (long long)si.min, (long long)si.max,
+           (long long)si.hint);
+  }
+  for (int32_t i = 0; i < m->graph.n_guards; i++) {
+    const rlx_guard *gd = &m->graph.guards[i];
+    char l[128], r[128];
+    printf("guard %d: %s %s %s (%s)\n", i, rlx_dim_str(&m->graph.syms, gd->lhs, l, sizeof l), rlx_rel_name(gd->rel),
+           rlx_dim_str(&m->graph.syms, gd->rhs, r, sizeof r), gd->what && *gd->what ? gd->what : "torch.export");
+  }
+  for (int i = 0; i < rlx_model_input_count(m); i++) {
+    rlx_io_info info;
+    rlx_model_input_info(m, i, &info);
+    char s[256];
+    printf("input %d: %s %s%s\n", i, info.name, rlx_dtype_name(info.dtype),
+           rlx_graph_shape_str(&m->graph, &m->graph.values[m->graph.inputs[i]].shape, s, sizeof s));
+  }
+  for (int i = 0; i < rlx_model_output_count(m); i++) {
+    rlx_io_info info;
+    rlx_model_output_info(m, i, &info);
+    char s[256];
+    printf("output %d: %s %s%s\n", i, info.name, rlx_dtype_name(info.dtype),
+           rlx_graph_shape_str(&m->graph, &m->graph.values[m->graph.outputs[i]].shape, s, sizeof s));
   }
   const char **names = calloc((size_t)m->ir.n_nodes + (size_t)g->n_nodes + 1, sizeof *names);
   for (int i = 0; i < m->ir.n_nodes; i++) names[i] = m->ir.nodes[i].op;
@@ -76,9 +96,9 @@ int cmd_inspect(int argc, char **argv) {
   print_hist("rlx ops after passes", names, g->n_nodes);
   free(names);
   printf("lowered: %d rlx nodes; after passes (fold, dce): %d\n", m->graph.n_nodes, g->n_nodes);
-  printf("memory plan: arena %.3f MiB (activations %.3f MiB, scratch %.3f MiB)\n\n",
-         (double)c.compiled->plan.arena_size / 1048576.0, (double)c.compiled->plan.values_size / 1048576.0,
-         (double)c.compiled->plan.scratch_size / 1048576.0);
+  printf("memory plan: arena %.3f MiB%s (activations %.3f MiB, scratch %.3f MiB)\n\n",
+         (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " for the largest binding" : "",
+         (double)c.compiled->plan.values_size / 1048576.0, (double)c.compiled->max_scratch / 1048576.0);
   rlx_graph_print(g, stdout);
   if (dot) {
     FILE *f = fopen(dot, "w");
