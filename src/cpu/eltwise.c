@@ -136,7 +136,21 @@ static void binary_task(void *ctx, int64_t t, int worker) {
   }
 }
 
+static bool trailing(const rlx_shape *s, const rlx_shape *o);
+static rlx_status bcast_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x);
+
+/* Whether a (b broadcast as trailing rows) or b (a, when it commutes) covers
+ * the whole output: binary_run's case. Decided on each run's shapes: a
+ * dynamic model's binding can change it (a batch of 1 broadcasts). */
+static bool rows_case(const rlx_node *n, const rlx_tensor_view *in, const rlx_tensor_view *out) {
+  rlx_shape as = rlx_view_shape(&in[0]), bs = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  rlx_binary_kind bk = n->p.binary.kind;
+  return (rlx_shape_eq(&as, &ys) && trailing(&bs, &ys)) ||
+         (rlx_shape_eq(&bs, &ys) && (bk == RLX_BINARY_ADD || bk == RLX_BINARY_MUL) && trailing(&as, &ys));
+}
+
 static rlx_status binary_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  if (!rows_case(n, in, out)) return bcast_run(n, in, out, x);
   int64_t na = rlx_view_numel(&in[0]), nb = rlx_view_numel(&in[1]), N = rlx_view_numel(&out[0]);
   bool swap = na != N; /* the broadcast operand is always b (add and mul commute) */
   binary_job j = {n->p.binary.kind, swap ? in[1].data : in[0].data, swap ? in[0].data : in[1].data, out[0].data,
