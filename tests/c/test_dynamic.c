@@ -205,12 +205,12 @@ TEST(recorded_shapes_cross_checked) {
 }
 
 /* Kernels chosen at the hints must hold at every binding: with a hint of 1,
- * x [batch, 4] + y [1, 4] has equal shapes at compile, and the fast binary
- * kernel for equal shapes would read y past its end at batch 3. */
+ * x [b, 4] + y [b, 1] is x plus one repeated element at compile, and the fast
+ * kernel for that case repeats y's first b elements as rows at b = 3. */
 TEST(kernel_choice_holds_at_every_binding) {
   write_export("{'format': 'rlx-torch-ir', 'version': 1, 'symbols': [{'name': 'b', 'min': 1, 'max': 8, 'hint': 1}],"
                " 'inputs': [{'id': 'x', 'shape': [1, 4], 'sym_shape': ['b', 4], 'dtype': 'f32'},"
-               "  {'id': 'y', 'shape': [1, 4], 'dtype': 'f32'}], 'weights': [],"
+               "  {'id': 'y', 'shape': [1, 1], 'sym_shape': ['b', 1], 'dtype': 'f32'}], 'weights': [],"
                " 'nodes': [{'id': 'z', 'op': 'aten.add.Tensor', 'args': [{'ref': 'x'}, {'ref': 'y'}], 'kwargs': {},"
                "  'out': {'shape': [1, 4], 'sym_shape': ['b', 4], 'dtype': 'f32'}}],"
                " 'outputs': [{'ref': 'z', 'shape': [1, 4], 'sym_shape': ['b', 4], 'dtype': 'f32'}]}");
@@ -220,10 +220,10 @@ TEST(kernel_choice_holds_at_every_binding) {
   CHECK_OK(rlx_model_load(dir, NULL, &m));
   CHECK_OK(rlx_model_compile(m, NULL, &c));
   CHECK_OK(rlx_session_create(c, &s));
-  float x[12], y[4] = {1, 2, 3, 4};
+  float x[12], y[3] = {1, 2, 3};
   for (int i = 0; i < 12; i++) x[i] = (float)(10 * i);
   rlx_tensor_view xv = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {3, 4}};
-  rlx_tensor_view yv = {.data = y, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {1, 4}};
+  rlx_tensor_view yv = {.data = y, .dtype = RLX_DTYPE_F32, .rank = 2, .dims = {3, 1}};
   if (s) {
     CHECK_OK(rlx_session_bind_input(s, "x", &xv));
     CHECK_OK(rlx_session_bind_input(s, "y", &yv));
@@ -231,7 +231,7 @@ TEST(kernel_choice_holds_at_every_binding) {
     rlx_tensor_view o;
     CHECK_OK(rlx_session_output(s, 0, &o));
     CHECK(o.dims[0] == 3);
-    for (int i = 0; i < 12; i++) CHECK(((float *)o.data)[i] == x[i] + y[i % 4]);
+    for (int i = 0; i < 12; i++) CHECK(((float *)o.data)[i] == x[i] + y[i / 4]);
   }
   rlx_session_destroy(s);
   rlx_compiled_destroy(c);
