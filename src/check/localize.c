@@ -22,7 +22,7 @@ typedef struct loc_ctx {
 
 static void compare_fx(loc_ctx *c, int32_t fx, const rlx_value *val, const void *data) {
   rlx_loc_node *ln = &c->rep->nodes[fx];
-  const rlx_st_tensor *t = rlx_st_find(c->inter, c->m->ir.nodes[fx].id);
+  const rlx_st_tensor *t = rlx_st_find(c->inter, c->m->graph.prog->fx[fx].id);
   if (!t || ln->status != RLX_LOC_UNCHECKED || !data) return;
   rlx_tensor_view got = rlx_value_view(val), ref = {.data = (void *)t->data, .dtype = t->dtype, .rank = t->shape.rank};
   got.data = (void *)data;
@@ -34,23 +34,12 @@ static void compare_fx(loc_ctx *c, int32_t fx, const rlx_value *val, const void 
 
 static rlx_status loc_hook(void *ctx, const rlx_session *s, int32_t node) {
   loc_ctx *c = ctx;
-  const rlx_graph *g = &s->c->graph;
+  const rlx_graph *g = rlx_session_graph(s); /* concrete shapes at this binding */
   const rlx_node *n = &g->nodes[node];
   for (int32_t k = 0; k < n->n_out; k++)
     for (int32_t fx = c->first_fx[n->out[k]]; fx >= 0; fx = c->next_fx[fx])
       compare_fx(c, fx, &g->values[n->out[k]], rlx_session_value_data(s, n->out[k]));
   return RLX_OK;
-}
-
-/* Sets *out to the FX index of a tainted input of arg `a`, if any. */
-static void find_tainted_input(const rlx_strmap *ix, const int32_t *taint, const rlx_arg *a, int32_t *out) {
-  if (*out >= 0) return;
-  if (a->kind == RLX_ARG_REF) {
-    int32_t j = rlx_strmap_get(ix, a->u.s);
-    if (j >= 0 && taint[j] >= 0) *out = j;
-  } else if (a->kind == RLX_ARG_LIST) {
-    for (int32_t i = 0; i < a->u.list.n; i++) find_tainted_input(ix, taint, &a->u.list.items[i], out);
-  }
 }
 
 /* In topological order: a node is tainted when its value is out of
@@ -59,19 +48,16 @@ static void find_tainted_input(const rlx_strmap *ix, const int32_t *taint, const
  * An out-of-tolerance node with a tainted input is a propagator; without,
  * a culprit. taint[i] holds the culprit an error came from, or -1. */
 static rlx_status classify(loc_ctx *c) {
-  const rlx_torch_ir *ir = &c->m->ir;
-  rlx_strmap ix = {0};
-  int32_t *taint = rlx_malloc(sizeof(int32_t) * (size_t)(ir->n_nodes + 1));
+  const rlx_program_info *pi = c->m->graph.prog;
+  int32_t *taint = rlx_malloc(sizeof(int32_t) * (size_t)(pi->n_aten_nodes + 1));
   if (!taint) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
-  for (int32_t i = 0; i < ir->n_nodes; i++)
-    if (rlx_strmap_put(&ix, ir->nodes[i].id, i)) return rlx_free(taint), rlx_strmap_free(&ix), RLX_ERR_OUT_OF_MEMORY;
   rlx_localize_report *rep = c->rep;
-  for (int32_t i = 0; i < ir->n_nodes; i++) {
+  for (int32_t i = 0; i < pi->n_aten_nodes; i++) {
     rlx_loc_node *ln = &rep->nodes[i];
-    const rlx_aten_node *n = &ir->nodes[i];
+    const rlx_fx_node *f = &pi->fx[i];
     int32_t src = -1;
-    for (int32_t k = 0; k < n->n_args; k++) find_tainted_input(&ix, taint, &n->args[k], &src);
-    for (int32_t k = 0; k < n->n_kwargs; k++) find_tainted_input(&ix, taint, &n->kw_vals[k], &src);
+    for (int32_t k = 0; k < f->n_in && src < 0; k++)
+      if (f->in[k] < i && taint[f->in[k]] >= 0) src = f->in[k];
     ln->source = -1;
     taint[i] = -1;
     if (ln->status == RLX_LOC_UNCHECKED) {
@@ -91,7 +77,6 @@ static rlx_status classify(loc_ctx *c) {
     }
   }
   rlx_free(taint);
-  rlx_strmap_free(&ix);
   return RLX_OK;
 }
 
@@ -121,7 +106,7 @@ rlx_status rlx_localize(const rlx_model *m, const rlx_tensor_view *inputs, const
   rlx_compiled *cc = NULL;
   rlx_session *s = NULL;
   loc_ctx c = {.m = m, .inter = inter, .o = o, .rep = rep};
-  rep->n = m->ir.n_nodes;
+  rep->n = m->graph.prog ? m->graph.prog->n_aten_nodes : 0;
   rlx_status st = rlx_model_compile(m, &opts, &cc);
   if (!st) st = rlx_session_create(cc, &s);
   if (!st) st = bind_all(s, m, inputs);
@@ -149,7 +134,7 @@ rlx_status rlx_localize(const rlx_model *m, const rlx_tensor_view *inputs, const
   for (int32_t fx = 0; fx < rep->n; fx++) {
     int32_t v = fx < g->n_fx_values ? g->fx_values[fx] : -1;
     if (v < 0 || rep->nodes[fx].status != RLX_LOC_UNCHECKED) continue;
-    const rlx_value *val = &g->values[v];
+    const rlx_value *val = &rlx_session_graph(s)->values[v];
     if (val->kind != RLX_VALUE_NODE) compare_fx(&c, fx, val, rlx_session_value_data(s, v));
   }
   st = classify(&c);

@@ -320,6 +320,7 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
   dst->n_inputs = src->n_inputs;
   if (src->n_outputs) memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
   dst->n_outputs = src->n_outputs;
+  dst->prog = src->prog;
   if (src->n_fx_values) {
     if (!(dst->fx_values = rlx_malloc(sizeof(int32_t) * (size_t)src->n_fx_values))) goto oom;
     memcpy(dst->fx_values, src->fx_values, sizeof(int32_t) * (size_t)src->n_fx_values);

@@ -69,8 +69,33 @@ typedef struct rlx_guard {
   const char *what; /* where it comes from, for messages (pool) */
 } rlx_guard;
 
+/* What the localizer and the tools need of the source FX graph, one per
+ * node of torch-ir.json, so that nothing after loading needs the parsed file
+ * (docs/design.md, "Runtime"). */
+typedef struct rlx_fx_node {
+  const char *id, *op;
+  int32_t *in;             /* the FX nodes its tensor arguments read (graph inputs and weights left out) */
+  int32_t n_in;
+  int32_t getitem_of;      /* _getitem: the multi-output FX node it reads, else -1 */
+  int64_t getitem_index;
+  const char *inputs_desc; /* its tensor arguments and their recorded types: "x f32[2, 3], fc f32[3]" */
+  const char *out_desc;    /* its recorded output type: "f32[2, 4]", "" for a scalar */
+} rlx_fx_node;
+
+/* Where the program came from (torch-ir.json's header), for reports. */
+typedef struct rlx_program_info {
+  const char *model_name, *producer, *decomposition;
+  int32_t n_aten_nodes, n_weights;
+  const char **output_names; /* per graph output: the FX node it is ("const" for a constant) */
+  bool *output_const;        /* per graph output: a constant (no tensor to compare) */
+  rlx_fx_node *fx;           /* n_aten_nodes entries */
+} rlx_program_info;
+
 typedef struct rlx_graph {
   rlx_pool pool;
+  /* set by the lowering, in the pool; a clone borrows the source's (the
+   * compiled model never outlives its model) */
+  const rlx_program_info *prog;
   /* Shape symbols and the expressions of symbolic dims. Infer functions add
    * expressions to it through a const graph (rlx_graph_syms): it is an
    * append-only, hash-consed cache of values, so that does not change what

@@ -57,10 +57,7 @@ static rlx_status io_infos(rlx_model *m) {
     st = describe(m, v, v->name, h, &m->in_info[i]);
   }
   for (int32_t i = 0; !st && i < g->n_outputs; i++) {
-    const char *name = i < m->ir.n_outputs && !m->ir.outputs[i].is_const ? m->ir.outputs[i].ref : "const";
-    const char *kept = rlx_pool_strdup(&m->graph.pool, name);
-    st = kept ? describe(m, &g->values[g->outputs[i]], kept, h, &m->out_info[i])
-              : rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+    st = describe(m, &g->values[g->outputs[i]], g->prog->output_names[i], h, &m->out_info[i]);
   }
   rlx_free(h);
   return st;
@@ -94,6 +91,7 @@ rlx_status rlx_model_load_files(const char *ir_path, const char *weights_path,
   if ((st = rlx_lower_graph(&m->ir, &m->weights, &m->graph))) goto fail;
   if ((st = rlx_graph_verify(&m->graph, "import"))) goto fail;
   if ((st = io_infos(m))) goto fail;
+  rlx_torch_ir_free(&m->ir); /* the graph holds everything the runtime and the tools need */
   *model_out = m;
   return RLX_OK;
 fail:
@@ -134,14 +132,14 @@ int rlx_model_input_count(const rlx_model *m) { return m ? m->graph.n_inputs : 0
 int rlx_model_output_count(const rlx_model *m) { return m ? m->graph.n_outputs : 0; }
 
 rlx_status rlx_model_input_info(const rlx_model *m, int i, rlx_io_info *info) {
-  if (!m || !info || i < 0 || i >= m->graph.n_inputs)
+  if (!m || !info || !m->in_info || i < 0 || i >= m->graph.n_inputs)
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "input index %d out of range", i);
   *info = m->in_info[i];
   return RLX_OK;
 }
 
 rlx_status rlx_model_output_info(const rlx_model *m, int i, rlx_io_info *info) {
-  if (!m || !info || i < 0 || i >= m->graph.n_outputs)
+  if (!m || !info || !m->out_info || i < 0 || i >= m->graph.n_outputs)
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output index %d out of range", i);
   *info = m->out_info[i];
   return RLX_OK;

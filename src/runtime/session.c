@@ -268,12 +268,12 @@ rlx_status rlx_session_bind_input(rlx_session *s, const char *name, const rlx_te
 }
 
 static int32_t output_index(const rlx_session *s, const char *name) {
-  const rlx_model *m = s->c->model;
+  const rlx_program_info *pi = s->c->graph.prog;
   char *end;
   long i = strtol(name, &end, 10);
   if (*name && !*end && i >= 0 && i < s->c->graph.n_outputs) return (int32_t)i;
-  for (int32_t k = 0; k < m->ir.n_outputs && k < s->c->graph.n_outputs; k++)
-    if (!m->ir.outputs[k].is_const && !strcmp(m->ir.outputs[k].ref, name)) return k;
+  for (int32_t k = 0; pi && k < s->c->graph.n_outputs; k++)
+    if (!pi->output_const[k] && !strcmp(pi->output_names[k], name)) return k;
   return -1;
 }
 

@@ -265,7 +265,7 @@ int cmd_bench(int argc, char **argv) {
     double mean = 0;
     for (long i = 0; i < iters; i++) mean += t[i] / (double)iters;
     char a[32], b[32], d[32], e[32];
-    printf("model: %s  (%d rlx nodes, %s inputs, %ld iterations after %ld warm-up)\n", c.model->ir.model_name,
+    printf("model: %s  (%d rlx nodes, %s inputs, %ld iterations after %ld warm-up)\n", c.model->graph.prog->model_name,
            c.compiled->graph.n_nodes, nb ? "generated" : c.has_ref ? "reference" : "zero", iters, warmup);
     for (int k = 0; k < nb; k++) {
       printf("binding %d:", k + 1);

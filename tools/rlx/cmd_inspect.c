@@ -58,11 +58,12 @@ int cmd_inspect(int argc, char **argv) {
   const rlx_model *m = c.model;
   const rlx_graph *g = &c.compiled->graph;
   if (check) {
-    printf("ok: %s lowers to %d rlx nodes\n", m->ir.model_name, m->graph.n_nodes);
+    printf("ok: %s lowers to %d rlx nodes\n", m->graph.prog->model_name, m->graph.n_nodes);
     cli_close(&c);
     return 0;
   }
-  printf("model: %s\nproducer: %s\ndecomposition: %s\n", m->ir.model_name, m->ir.producer, m->ir.decomposition);
+  const rlx_program_info *pi = m->graph.prog;
+  printf("model: %s\nproducer: %s\ndecomposition: %s\n", pi->model_name, pi->producer, pi->decomposition);
   for (int i = 0; i < rlx_model_symbol_count(m); i++) {
     rlx_symbol_info si;
     rlx_model_symbol_info(m, i, &si);
@@ -89,9 +90,9 @@ int cmd_inspect(int argc, char **argv) {
     printf("output %d: %s %s%s\n", i, info.name, rlx_dtype_name(info.dtype),
            rlx_graph_shape_str(&m->graph, &m->graph.values[m->graph.outputs[i]].shape, s, sizeof s));
   }
-  const char **names = calloc((size_t)m->ir.n_nodes + (size_t)g->n_nodes + 1, sizeof *names);
-  for (int i = 0; i < m->ir.n_nodes; i++) names[i] = m->ir.nodes[i].op;
-  print_hist("aten ops", names, m->ir.n_nodes);
+  const char **names = calloc((size_t)pi->n_aten_nodes + (size_t)g->n_nodes + 1, sizeof *names);
+  for (int i = 0; i < pi->n_aten_nodes; i++) names[i] = pi->fx[i].op;
+  print_hist("aten ops", names, pi->n_aten_nodes);
   for (int i = 0; i < g->n_nodes; i++) names[i] = rlx_op_table[g->nodes[i].op].name;
   print_hist("rlx ops after passes", names, g->n_nodes);
   free(names);

@@ -75,7 +75,7 @@ static int compare_outputs(cli_ctx *c, const verify_opts *o, const char *prefix,
     rlx_tensor_view got;
     rlx_session_output(c->session, i, &got);
     if (!t) {
-      if (i < m->ir.n_outputs && m->ir.outputs[i].is_const) continue; /* non-tensor output */
+      if (m->graph.prog->output_const[i]) continue; /* non-tensor output */
       fprintf(stderr, "rlx verify: error: %s has no '%s' for output %d\n", c->ref.path, key, i);
       return 2;
     }
@@ -131,10 +131,11 @@ int cmd_verify(int argc, char **argv) {
     return rc;
   }
   const rlx_model *m = c.model;
-  printf("model:  %s (%s, decomposition %s)\n", m->ir.model_name, m->ir.producer[0] ? m->ir.producer : "?",
-         m->ir.decomposition[0] ? m->ir.decomposition : "?");
-  printf("graph:  %d aten nodes -> %d rlx nodes (%d after passes), %d weights\n", m->ir.n_nodes,
-         m->graph.n_nodes, c.compiled->graph.n_nodes, m->ir.n_weights);
+  const rlx_program_info *pi = m->graph.prog;
+  printf("model:  %s (%s, decomposition %s)\n", pi->model_name, pi->producer[0] ? pi->producer : "?",
+         pi->decomposition[0] ? pi->decomposition : "?");
+  printf("graph:  %d aten nodes -> %d rlx nodes (%d after passes), %d weights\n", pi->n_aten_nodes,
+         m->graph.n_nodes, c.compiled->graph.n_nodes, pi->n_weights);
   double *times = calloc((size_t)o.repeat, sizeof *times);
   for (int r = 0; r < o.repeat; r++) {
     double t0 = cli_now_ms();
@@ -155,11 +156,11 @@ int cmd_verify(int argc, char **argv) {
   free(times);
 
   cJSON *root = cJSON_CreateObject(), *outs = cJSON_AddArrayToObject(root, "outputs");
-  cJSON_AddStringToObject(root, "model", m->ir.model_name);
+  cJSON_AddStringToObject(root, "model", pi->model_name);
   cJSON_AddNumberToObject(root, "load_ms", c.load_ms);
   cJSON_AddNumberToObject(root, "compile_ms", c.compile_ms);
   cJSON_AddNumberToObject(root, "run_ms", run_ms);
-  cJSON_AddNumberToObject(root, "aten_nodes", m->ir.n_nodes);
+  cJSON_AddNumberToObject(root, "aten_nodes", pi->n_aten_nodes);
   cJSON_AddNumberToObject(root, "rlx_nodes", c.compiled->graph.n_nodes);
   bool pass = true;
   int compared = 0;

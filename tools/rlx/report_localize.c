@@ -25,54 +25,22 @@ static rlx_tensor_view *input_views(const cli_ctx *c) {
   return v;
 }
 
-static void print_inputs(const rlx_model *m, const rlx_aten_node *n) {
-  printf("      inputs:");
-  int shown = 0;
-  for (int32_t k = 0; k < n->n_args; k++) {
-    const rlx_arg *a = &n->args[k];
-    if (a->kind != RLX_ARG_REF) continue;
-    const char *dt = "?";
-    char shp[384] = "";
-    for (int32_t j = 0; j < m->ir.n_nodes; j++) {
-      const rlx_aten_node *p = &m->ir.nodes[j];
-      if (strcmp(p->id, a->u.s)) continue;
-      if (p->out_kind == RLX_OUT_TENSOR) {
-        dt = rlx_dtype_name(p->outs[0].dtype);
-        rlx_shape_str(&p->outs[0].shape, shp, sizeof shp);
-      } else if (p->out_kind == RLX_OUT_LIST) { /* a multi-output node: "(f32[..], i64[..])" */
-        size_t len = 0;
-        dt = "";
-        for (int32_t q = 0; q < p->n_outs && len + 100 < sizeof shp; q++) {
-          char one[80] = "-";
-          if (p->outs[q].present) rlx_shape_str(&p->outs[q].shape, one, sizeof one);
-          int w = snprintf(shp + len, sizeof shp - len, "%s%s%s", q ? ", " : "(",
-                           p->outs[q].present ? rlx_dtype_name(p->outs[q].dtype) : "", one);
-          if (w > 0) len += (size_t)w < sizeof shp - len ? (size_t)w : sizeof shp - len - 1;
-        }
-        snprintf(shp + len, sizeof shp - len, ")");
-      }
-    }
-    for (int32_t j = 0; j < m->ir.n_inputs; j++)
-      if (!strcmp(m->ir.inputs[j].id, a->u.s)) dt = rlx_dtype_name(m->ir.inputs[j].dtype), rlx_shape_str(&m->ir.inputs[j].shape, shp, sizeof shp);
-    for (int32_t j = 0; j < m->ir.n_weights; j++)
-      if (!strcmp(m->ir.weights[j].id, a->u.s)) dt = rlx_dtype_name(m->ir.weights[j].dtype), rlx_shape_str(&m->ir.weights[j].shape, shp, sizeof shp);
-    printf("%s %s %s%s", shown++ ? "," : "", a->u.s, dt, shp);
-  }
-  printf("%s\n", shown ? "" : " (none)");
+static void print_inputs(const rlx_model *m, int32_t fx) {
+  const char *d = m->graph.prog->fx[fx].inputs_desc;
+  printf("      inputs: %s\n", d && *d ? d : "(none)");
 }
 
 static cJSON *node_json(const rlx_model *m, int32_t fx, const rlx_loc_node *ln) {
+  const rlx_fx_node *f = &m->graph.prog->fx[fx];
   cJSON *j = cJSON_CreateObject();
-  cJSON_AddStringToObject(j, "node", m->ir.nodes[fx].id);
-  cJSON_AddStringToObject(j, "op", m->ir.nodes[fx].op);
+  cJSON_AddStringToObject(j, "node", f->id);
+  cJSON_AddStringToObject(j, "op", f->op);
   cJSON_AddNumberToObject(j, "cosine", ln->r.cosine);
   cJSON_AddNumberToObject(j, "max_abs_err", ln->r.max_abs);
   cJSON_AddNumberToObject(j, "tolerance", ln->r.tol);
   cJSON_AddNumberToObject(j, "mismatches", (double)ln->r.n_mismatch);
-  if (ln->source >= 0) cJSON_AddStringToObject(j, "from", m->ir.nodes[ln->source].id);
-  const rlx_aten_node *n = &m->ir.nodes[fx];
-  if (!strcmp(n->op, "_getitem") && n->n_args >= 1 && n->args[0].kind == RLX_ARG_REF)
-    cJSON_AddStringToObject(j, "output_of", n->args[0].u.s); /* the multi-output node it reads */
+  if (ln->source >= 0) cJSON_AddStringToObject(j, "from", m->graph.prog->fx[ln->source].id);
+  if (f->getitem_of >= 0) cJSON_AddStringToObject(j, "output_of", m->graph.prog->fx[f->getitem_of].id);
   return j;
 }
 
@@ -109,25 +77,18 @@ static int localize_torch(cli_ctx *c, const rlx_tensor_view *in, const rlx_parit
   for (int32_t i = 0; i < rep.n; i++) {
     const rlx_loc_node *ln = &rep.nodes[i];
     if (ln->status == RLX_LOC_CULPRIT) {
-      const rlx_aten_node *n = &m->ir.nodes[i];
-      char shp[128];
-      const rlx_aten_node *parent = NULL; /* a getitem culprit: the multi-output node it reads is at fault */
-      if (!strcmp(n->op, "_getitem") && n->n_args >= 1 && n->args[0].kind == RLX_ARG_REF)
-        for (int32_t j = 0; j < i; j++)
-          if (!strcmp(m->ir.nodes[j].id, n->args[0].u.s)) parent = &m->ir.nodes[j];
-      if (parent) {
-        long long k = n->n_args >= 2 && n->args[1].kind == RLX_ARG_INT ? (long long)n->args[1].u.i : -1;
-        printf("  culprit: node '%s' (%s), output %lld of node '%s' (%s)\n", n->id, n->op, k, parent->id,
-               parent->op);
-        print_inputs(m, parent);
+      const rlx_fx_node *n = &m->graph.prog->fx[i];
+      const rlx_fx_node *parent = n->getitem_of >= 0 ? &m->graph.prog->fx[n->getitem_of] : NULL;
+      if (parent) { /* a getitem culprit: the multi-output node it reads is at fault */
+        printf("  culprit: node '%s' (%s), output %lld of node '%s' (%s)\n", n->id, n->op, (long long)n->getitem_index,
+               parent->id, parent->op);
+        print_inputs(m, n->getitem_of);
       } else {
         printf("  culprit: node '%s' (%s)\n", n->id, n->op);
-        print_inputs(m, n);
+        print_inputs(m, i);
       }
-      printf("      output %s%s: cosine=%.9f max_abs=%.3e (tolerance %.3e), %lld of %lld elements off%s%s\n",
-             n->out_kind == RLX_OUT_TENSOR ? rlx_dtype_name(n->outs[0].dtype) : "",
-             n->out_kind == RLX_OUT_TENSOR ? rlx_shape_str(&n->outs[0].shape, shp, sizeof shp) : "", ln->r.cosine,
-             ln->r.max_abs, ln->r.tol, (long long)ln->r.n_mismatch, (long long)ln->r.numel,
+      printf("      output %s: cosine=%.9f max_abs=%.3e (tolerance %.3e), %lld of %lld elements off%s%s\n",
+             n->out_desc, ln->r.cosine, ln->r.max_abs, ln->r.tol, (long long)ln->r.n_mismatch, (long long)ln->r.numel,
              ln->r.reason[0] ? ": " : "", ln->r.reason);
       cJSON_AddItemToArray(culprits, node_json(m, i, ln));
     }
@@ -135,7 +96,8 @@ static int localize_torch(cli_ctx *c, const rlx_tensor_view *in, const rlx_parit
   for (int32_t i = 0; i < rep.n; i++) {
     const rlx_loc_node *ln = &rep.nodes[i];
     if (ln->status != RLX_LOC_PROPAGATOR) continue;
-    if (listed++ < 12) printf("%s%s", listed == 1 ? "  propagators (inherited the error): " : ", ", m->ir.nodes[i].id);
+    if (listed++ < 12)
+      printf("%s%s", listed == 1 ? "  propagators (inherited the error): " : ", ", m->graph.prog->fx[i].id);
     cJSON_AddItemToArray(props, node_json(m, i, ln));
   }
   if (listed) printf("%s (%d)\n", listed > 12 ? ", ..." : "", listed);

@@ -852,6 +852,112 @@ static rlx_status add_outputs(rlx_lower *lw) {
   return RLX_OK;
 }
 
+/* The recorded type of a value named `name` (an FX node's, an input's or a
+ * weight's), as "f32[2, 3]" or "(f32[..], i64[..])", appended to buf. */
+static void append_type(const rlx_torch_ir *ir, const rlx_strmap *ix, const char *name, char *buf, size_t cap) {
+  size_t len = strlen(buf);
+  char shp[160];
+  int32_t j = rlx_strmap_get(ix, name);
+  if (j >= 0) {
+    const rlx_aten_node *p = &ir->nodes[j];
+    if (p->out_kind == RLX_OUT_TENSOR && p->outs[0].present) {
+      snprintf(buf + len, cap - len, " %s%s", rlx_dtype_name(p->outs[0].dtype),
+               rlx_shape_str(&p->outs[0].example, shp, sizeof shp));
+    } else if (p->out_kind == RLX_OUT_LIST) {
+      snprintf(buf + len, cap - len, " (");
+      for (int32_t q = 0; q < p->n_outs && strlen(buf) + 100 < cap; q++) {
+        len = strlen(buf);
+        if (p->outs[q].present)
+          snprintf(buf + len, cap - len, "%s%s%s", q ? ", " : "", rlx_dtype_name(p->outs[q].dtype),
+                   rlx_shape_str(&p->outs[q].example, shp, sizeof shp));
+        else
+          snprintf(buf + len, cap - len, "%s-", q ? ", " : "");
+      }
+      len = strlen(buf);
+      snprintf(buf + len, cap - len, ")");
+    }
+    return;
+  }
+  for (int32_t k = 0; k < ir->n_inputs; k++)
+    if (!strcmp(ir->inputs[k].id, name))
+      snprintf(buf + len, cap - len, " %s%s", rlx_dtype_name(ir->inputs[k].dtype),
+               rlx_shape_str(&ir->inputs[k].example, shp, sizeof shp));
+  for (int32_t k = 0; k < ir->n_weights; k++)
+    if (!strcmp(ir->weights[k].id, name))
+      snprintf(buf + len, cap - len, " %s%s", rlx_dtype_name(ir->weights[k].dtype),
+               rlx_shape_str(&ir->weights[k].shape, shp, sizeof shp));
+}
+
+static void collect_refs(const rlx_arg *a, const rlx_strmap *ix, int32_t *in, int32_t *n, int32_t cap, int depth) {
+  if (!a || depth > 16) return;
+  if (a->kind == RLX_ARG_REF) {
+    int32_t j = rlx_strmap_get(ix, a->u.s);
+    if (j >= 0 && *n < cap) in[(*n)++] = j;
+  } else if (a->kind == RLX_ARG_LIST) {
+    for (int32_t k = 0; k < a->u.list.n; k++) collect_refs(&a->u.list.items[k], ix, in, n, cap, depth + 1);
+  }
+}
+
+/* The program's header, output names and FX node summaries, in g's pool. */
+static rlx_status program_info(const rlx_torch_ir *ir, rlx_graph *g) {
+  rlx_pool *pl = &g->pool;
+  rlx_program_info *pi = rlx_pool_alloc(pl, sizeof *pi);
+  if (!pi) return RLX_ERR_OUT_OF_MEMORY;
+  pi->model_name = rlx_pool_strdup(pl, ir->model_name ? ir->model_name : "model");
+  pi->producer = rlx_pool_strdup(pl, ir->producer ? ir->producer : "");
+  pi->decomposition = rlx_pool_strdup(pl, ir->decomposition ? ir->decomposition : "");
+  pi->n_aten_nodes = ir->n_nodes, pi->n_weights = ir->n_weights;
+  pi->output_names = rlx_pool_alloc(pl, sizeof(char *) * (size_t)(g->n_outputs + 1));
+  pi->output_const = rlx_pool_alloc(pl, sizeof(bool) * (size_t)(g->n_outputs + 1));
+  pi->fx = rlx_pool_alloc(pl, sizeof(rlx_fx_node) * (size_t)(ir->n_nodes + 1));
+  if (!pi->model_name || !pi->producer || !pi->decomposition || !pi->output_names || !pi->output_const || !pi->fx)
+    return RLX_ERR_OUT_OF_MEMORY;
+  for (int32_t i = 0; i < g->n_outputs; i++) {
+    pi->output_const[i] = i < ir->n_outputs && ir->outputs[i].is_const;
+    const char *nm = pi->output_const[i] ? "const" : ir->outputs[i].ref;
+    if (!(pi->output_names[i] = rlx_pool_strdup(pl, nm))) return RLX_ERR_OUT_OF_MEMORY;
+  }
+  rlx_strmap ix = {0};
+  rlx_status st = RLX_OK;
+  for (int32_t i = 0; !st && i < ir->n_nodes; i++) st = rlx_strmap_put(&ix, ir->nodes[i].id, i);
+  for (int32_t i = 0; !st && i < ir->n_nodes; i++) {
+    const rlx_aten_node *n = &ir->nodes[i];
+    rlx_fx_node *f = &pi->fx[i];
+    int32_t refs[256], nr = 0;
+    for (int32_t k = 0; k < n->n_args; k++) collect_refs(&n->args[k], &ix, refs, &nr, 256, 0);
+    for (int32_t k = 0; k < n->n_kwargs; k++) collect_refs(&n->kw_vals[k], &ix, refs, &nr, 256, 0);
+    char desc[1024] = "";
+    for (int32_t k = 0; k < n->n_args; k++) {
+      if (n->args[k].kind != RLX_ARG_REF || strlen(desc) + 200 > sizeof desc) continue;
+      size_t len = strlen(desc);
+      snprintf(desc + len, sizeof desc - len, "%s%s", len ? ", " : "", n->args[k].u.s);
+      append_type(ir, &ix, n->args[k].u.s, desc, sizeof desc);
+    }
+    char od[512] = "";
+    append_type(ir, &ix, n->id, od, sizeof od);
+    f->out_desc = rlx_pool_strdup(pl, od[0] == ' ' ? od + 1 : od);
+    f->id = rlx_pool_strdup(pl, n->id);
+    f->op = rlx_pool_strdup(pl, n->op);
+    f->inputs_desc = rlx_pool_strdup(pl, desc);
+    f->in = rlx_pool_alloc(pl, sizeof(int32_t) * (size_t)(nr + 1));
+    if (!f->id || !f->op || !f->inputs_desc || !f->out_desc || !f->in) {
+      st = RLX_ERR_OUT_OF_MEMORY;
+      break;
+    }
+    memcpy(f->in, refs, sizeof(int32_t) * (size_t)nr);
+    f->n_in = nr;
+    f->getitem_of = -1;
+    if (!strcmp(n->op, "_getitem") && n->n_args >= 2 && n->args[0].kind == RLX_ARG_REF) {
+      f->getitem_of = rlx_strmap_get(&ix, n->args[0].u.s);
+      f->getitem_index = n->args[1].kind == RLX_ARG_INT ? n->args[1].u.i : -1;
+    }
+  }
+  rlx_strmap_free(&ix);
+  if (st) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+  g->prog = pi;
+  return RLX_OK;
+}
+
 rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, rlx_graph *g) {
   rlx_graph_init(g);
   rlx_lower lw = {.g = g, .ir = ir};
@@ -888,6 +994,7 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
     for (int32_t i = 0; !st && i < ir->n_nodes; i++) g->fx_values[i] = rlx_strmap_get(&lw.vals, ir->nodes[i].id);
     if (!st) g->n_fx_values = ir->n_nodes;
   }
+  if (!st) st = program_info(ir, g);
   rlx_strmap_free(&lw.vals);
   rlx_strmap_free(&lw.multi);
   rlx_strmap_free(&lw.used);
