@@ -206,6 +206,7 @@ typedef struct rlx_full_params {
   rlx_shape shape;
   double value;
   int64_t ivalue; /* exact value for integer and bool dtypes */
+  bool sym_value; /* ivalue is an rlx_dim (a size used as a number): its value at each binding */
 } rlx_full_params;
 
 typedef struct rlx_arange_params {

@@ -9,6 +9,8 @@ static rlx_status full_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (!rlx_dtype_valid(p->dtype)) RLX_INFER_FAIL("full: invalid dtype");
   if (!rlx_graph_shape_valid(g, &p->shape))
     RLX_INFER_FAIL("full: invalid shape (rank %d, a negative dim or more than 2^48 elements)", p->shape.rank);
+  if (p->sym_value && (!rlx_dim_valid(&g->syms, p->ivalue) || !rlx_dim_is_sym(p->ivalue)))
+    RLX_INFER_FAIL("full: the symbolic value is not valid");
   os[0] = p->shape;
   od[0] = p->dtype;
   return RLX_OK;
@@ -35,6 +37,11 @@ static void full_print(const rlx_node *n, char *buf, size_t cap) {
 
 static void full_concretize(rlx_params *p, const int64_t *ev) {
   for (int i = 0; i < p->full.shape.rank; i++) p->full.shape.dims[i] = rlx_dim_value(p->full.shape.dims[i], ev);
+  if (p->full.sym_value) {
+    p->full.ivalue = rlx_dim_value(p->full.ivalue, ev);
+    p->full.value = (double)p->full.ivalue;
+    p->full.sym_value = false;
+  }
 }
 
 const rlx_op_vtable rlx_op_full = {.infer = full_infer, .ref = full_ref, .print = full_print, .symbolic = true,

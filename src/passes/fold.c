@@ -18,6 +18,9 @@ static bool foldable(const rlx_graph *g, const rlx_node *n) {
   size_t in_bytes = 0, out_bytes = 0;
   for (int32_t k = 0; k < n->n_out; k++) /* a symbolic size (arange(seq)) is computed per binding */
     if (rlx_shape_is_symbolic(&g->values[n->out[k]].shape)) return false;
+  if ((n->op == RLX_OP_FULL && n->p.full.sym_value) || (n->op == RLX_OP_ARANGE && rlx_dim_is_sym(n->p.arange.istart) &&
+                                                        rlx_dim_valid(&g->syms, n->p.arange.istart)))
+    return false; /* a size used as a value: known per binding */
   for (int32_t k = 0; k < n->n_in; k++) {
     if (n->in[k] < 0) continue;
     const rlx_value *v = &g->values[n->in[k]];

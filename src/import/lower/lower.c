@@ -342,8 +342,18 @@ int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv) {
   return rlx_graph_add_const(lw->g, t, &s, buf);
 }
 
+int32_t lw_dim_scalar(rlx_lower *lw, rlx_dim d, rlx_dtype t) {
+  if (!rlx_dim_is_sym(d)) return lw_scalar(lw, t, (double)d, d);
+  rlx_params p = {.full = {.dtype = t, .shape = {.rank = 0}, .ivalue = d, .sym_value = true}};
+  return lw_emit(lw, RLX_OP_FULL, &p, NULL, 0);
+}
+
 int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what) {
   a = resolve_sym(lw, a);
+  if (a && a->kind == RLX_ARG_SYM) { /* a symbolic size used as a number: a 0-d tensor of its value */
+    int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+    if (i >= 0 && lw->sinfo[i].kind == LW_SCALAR_DIM) return lw_dim_scalar(lw, lw->sinfo[i].dim, t);
+  }
   int64_t iv;
   switch (a ? a->kind : RLX_ARG_NONE) {
     case RLX_ARG_INT: return lw_scalar(lw, t, (double)a->u.i, a->u.i);
@@ -545,6 +555,10 @@ rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_
   if (a->kind == RLX_ARG_INT || a->kind == RLX_ARG_FLOAT || a->kind == RLX_ARG_BOOL) {
     op->kind = a->kind;
     return RLX_OK;
+  }
+  if (a->kind == RLX_ARG_SYM) { /* a symbolic size: a Python int in type promotion */
+    int32_t i = rlx_strmap_get(&lw->scalar_ix, a->u.s);
+    if (i >= 0 && lw->sinfo[i].kind == LW_SCALAR_DIM) return op->kind = RLX_ARG_INT, RLX_OK;
   }
   char sb[256];
   return lw_fail(RLX_ERR_UNSUPPORTED, "an operand must be a tensor or a number%s", sym_note(a, sb, sizeof sb));

@@ -140,6 +140,9 @@ int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv);
  * of dtype t. An int converts to a narrower integer dtype by wrapping, as
  * torch's wrapped scalars do; a float converts to an integer dtype only when
  * in range (lw_f64_to), else the error names `what` ("argument 'other'"). */
+/* A dim as a rank-0 tensor of dtype t: a constant, or for a symbolic dim a
+ * full node whose value is the dim's at each binding. */
+int32_t lw_dim_scalar(rlx_lower *lw, rlx_dim d, rlx_dtype t);
 int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what);
 
 /* ---- hostile numbers: every int and float argument may be anything ---- */

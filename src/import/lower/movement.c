@@ -69,7 +69,8 @@ rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   rlx_shape orig = lw_val(lw, x)->shape;
   if (nd == 0) { /* flatten, roll axis 0, restore */
-    rlx_shape flat = {.rank = 1, .dims = {rlx_shape_numel(&orig)}};
+    rlx_shape flat = {.rank = 1};
+    if ((st = rlx_shape_numel_dim_lw(lw, &orig, &flat.dims[0]))) return st;
     x = lw_reshape(lw, x, &flat);
     dims[0] = 0, nd = 1;
   }
@@ -79,6 +80,19 @@ rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
     if ((st = lw_axis(dims[i], lw_val(lw, x)->shape.rank, "argument 'dims'", &a))) return st;
     if (lw_val(lw, x)->shape.rank == 0) continue; /* a 0-d tensor rolls onto itself */
     int64_t d = lw_val(lw, x)->shape.dims[a];
+    if (rlx_dim_is_sym(d)) { /* shift mod d, as dims: [d - s, d) then [0, d - s) */
+      rlx_dim s, ds;
+      rlx_symtab *t = lw_syms(lw);
+      if (shifts[i] < -((int64_t)1 << 62)) return lw_fail(RLX_ERR_SHAPE, "roll: shift %lld", (long long)shifts[i]);
+      if ((st = rlx_dim_mod(t, shifts[i], d, &s)) || (st = rlx_dim_sub(t, d, s, &ds))) return st;
+      rlx_params p0 = {.slice = {.axis = a, .start = ds, .end = d, .step = 1}};
+      rlx_params p1 = {.slice = {.axis = a, .start = 0, .end = ds, .step = 1}};
+      int32_t parts[2] = {lw_emit(lw, RLX_OP_SLICE, &p0, &x, 1), lw_emit(lw, RLX_OP_SLICE, &p1, &x, 1)};
+      if (parts[0] < 0 || parts[1] < 0) return rlx_last_status();
+      rlx_params p = {.axis = {.axis = a}};
+      x = lw_emit(lw, RLX_OP_CONCAT, &p, parts, 2);
+      continue;
+    }
     if (d == 0) continue;
     int64_t s = shifts[i] % d; /* d >= 1: no INT64_MIN % -1; |s| < d, so s + d cannot overflow */
     if (s < 0) s += d;
@@ -153,6 +167,20 @@ rlx_status rlx_lower_tril(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_value *xv = lw_val(lw, x);
   if (xv->shape.rank < 2) return lw_fail(RLX_ERR_SHAPE, "tril/triu need rank >= 2");
   rlx_shape ms = {.rank = 2, .dims = {xv->shape.dims[xv->shape.rank - 2], xv->shape.dims[xv->shape.rank - 1]}};
+  if (rlx_dim_is_sym(ms.dims[0]) || rlx_dim_is_sym(ms.dims[1])) { /* the mask from aranges: col - row vs k */
+    if (k > RLX_MAX_NUMEL || k < -RLX_MAX_NUMEL) k = k > 0 ? RLX_MAX_NUMEL : -RLX_MAX_NUMEL; /* same mask */
+    rlx_params pr = {.arange = {.dtype = RLX_DTYPE_I64, .length = ms.dims[0], .step = 1, .istep = 1}};
+    rlx_params pc = {.arange = {.dtype = RLX_DTYPE_I64, .length = ms.dims[1], .step = 1, .istep = 1}};
+    rlx_shape rs = {.rank = 2, .dims = {ms.dims[0], 1}}, cs = {.rank = 2, .dims = {1, ms.dims[1]}};
+    int32_t row = lw_reshape(lw, lw_emit(lw, RLX_OP_ARANGE, &pr, NULL, 0), &rs);
+    int32_t col = lw_reshape(lw, lw_emit(lw, RLX_OP_ARANGE, &pc, NULL, 0), &cs);
+    int32_t diff = row < 0 || col < 0 ? -1 : lw_binary(lw, RLX_BINARY_SUB, col, row);
+    int32_t kk = lw_scalar(lw, RLX_DTYPE_I64, (double)k, k);
+    int32_t keep = diff < 0 || kk < 0 ? -1 : lw_binary(lw, lw_is(n, "tril") ? RLX_BINARY_LE : RLX_BINARY_GE, diff, kk);
+    int32_t in[3] = {keep, x, lw_scalar(lw, xv->dtype, 0, 0)};
+    if (keep < 0 || in[2] < 0) return rlx_last_status();
+    return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, in, 3));
+  }
   int64_t ctx[3] = {ms.dims[1], k, lw_is(n, "tril")};
   int32_t mask = lw_cast(lw, const_i64(lw, &ms, tri_keep, ctx), RLX_DTYPE_BOOL);
   int32_t in[3] = {mask, x, lw_scalar(lw, xv->dtype, 0, 0)};
