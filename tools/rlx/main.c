@@ -17,6 +17,8 @@ static void usage(FILE *f) {
           "                 (out64::i) unless --no-arbiter\n"
           "  rlx run DIR [--input NAME=FILE.npy]... [--output-dir D]   run, write outputs as .npy\n"
           "  rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile]   latency percentiles; per-node times\n"
+          "                [--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...   at other shapes (dynamic\n"
+          "                 models; several --binding alternate)\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
           "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n\n"
           "verify, run and bench also take --reference-kernels, --no-passes, --device cpu and\n"
