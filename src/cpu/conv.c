@@ -589,15 +589,13 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   return RLX_OK;
 }
 
-/* U[xi] = (G g G^T)[xi] for every (o, c), each [O, C] packed as the sgemm's A. */
-static rlx_status wg_pack(const rlx_node *n, const conv_geo *c, const float *g, rlx_kernel *k) {
+/* U[xi] = (G g G^T)[xi] for every (o, c), each [O, C] packed as the sgemm's
+ * A, at dst (wg_packed_bytes). Returns false when out of memory. */
+static bool wg_pack_into(const conv_geo *c, const float *g, void *dst) {
   static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   size_t ua = rlx_sgemm_packed_a_size(c->O, c->C);
   float *u = malloc(sizeof(float) * (size_t)(16 * c->O * c->C));
-  if (!u || !(k->packed = rlx_aligned_alloc(16 * ua))) {
-    free(u);
-    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
-  }
+  if (!u) return false;
   for (int64_t o = 0; o < c->O; o++)
     for (int64_t ch = 0; ch < c->C; ch++) {
       const float *w = g + (o * c->C + ch) * 9;
@@ -610,10 +608,9 @@ static rlx_status wg_pack(const rlx_node *n, const conv_geo *c, const float *g, 
               (float)(t[a][0] * G[e][0] + t[a][1] * G[e][1] + t[a][2] * G[e][2]);
     }
   for (int xi = 0; xi < 16; xi++)
-    rlx_sgemm_pack_a(c->O, c->C, u + (size_t)xi * (size_t)(c->O * c->C), c->C,
-                     (float *)((char *)k->packed + ua * (size_t)xi));
+    rlx_sgemm_pack_a(c->O, c->C, u + (size_t)xi * (size_t)(c->O * c->C), c->C, (float *)((char *)dst + ua * (size_t)xi));
   free(u);
-  return RLX_OK;
+  return true;
 }
 
 /* The geometry of node n of a concrete graph, or false. */
@@ -642,7 +639,73 @@ static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int thread
   return phases_bytes(&c) + rlx_sgemm_scratch(threads);
 }
 
-rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+/* The direct sgemm path's weights: per group a row-major [Og, Kd], packed as
+ * the sgemm's A, at dst (gemm_packed_bytes). */
+static size_t gemm_packed_bytes(const conv_geo *c) {
+  return rlx_sgemm_packed_a_size(c->O / c->G, (c->C / c->G) * c->kh * c->kw) * (size_t)c->G;
+}
+static void gemm_pack(const conv_geo *c, const float *w, void *dst) {
+  int64_t Og = c->O / c->G, Kd = (c->C / c->G) * c->kh * c->kw;
+  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd);
+  for (int64_t gi = 0; gi < c->G; gi++) /* weights [O, Cg, kh, kw] */
+    rlx_sgemm_pack_a(Og, Kd, w + gi * Og * Kd, Kd, (float *)((char *)dst + wgroup * (size_t)gi));
+}
+static size_t wg_packed_bytes(const conv_geo *c) { return 16 * rlx_sgemm_packed_a_size(c->O, c->C); }
+
+static const char *gemm_name(const conv_geo *c) {
+  dw_geo pd;
+  return direct(c) ? "f32_conv_1x1_sgemm" : phased(c, &pd) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
+}
+
+/* ---- a dynamic 3x3 conv whose image size decides: Winograd where the
+ * binding's tile count makes it worth it, the direct sgemm elsewhere. Both
+ * packings are kept, Winograd's first (docs/design.md, "Shapes"). ---- */
+
+static bool auto_wg_at(const conv_geo *c) {
+  wg_geo w;
+  return wg_geo_of(c, &w) && wg_worth(c, &w);
+}
+
+static rlx_status auto_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  conv_geo c;
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &c)) return rlx_errorf(RLX_ERR_INTERNAL, "conv geometry");
+  if (auto_wg_at(&c)) return wg_run(n, in, out, x);
+  rlx_exec g = *x;
+  g.packed = (const char *)x->packed + wg_packed_bytes(&c);
+  return conv_run(n, in, out, &g);
+}
+
+static size_t auto_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return SIZE_MAX;
+  return auto_wg_at(&c) ? wg_scratch_for(g, n, threads) : gemm_scratch_for(g, n, threads);
+}
+
+static const char *auto_name_for(const rlx_graph *g, const rlx_node *n) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return "f32_conv_winograd_or_sgemm";
+  return auto_wg_at(&c) ? "f32_conv_winograd_2x2_3x3" : gemm_name(&c);
+}
+
+/* Whether Winograd is worth it at the smallest and at the largest output
+ * image a dynamic conv sees (the output's spatial dims at their bounds). */
+static void wg_worth_range(const rlx_graph *sym, const rlx_node *n, const conv_geo *c, bool *at_lo, bool *at_hi) {
+  const rlx_shape *ys = &sym->values[n->out[0]].shape;
+  int64_t lo[2] = {1, 1}, hi[2] = {1, 1};
+  for (int a = 0; a < n->p.conv.nd; a++)
+    rlx_dim_bounds(&sym->syms, ys->dims[ys->rank - n->p.conv.nd + a], &lo[2 - n->p.conv.nd + a],
+                   &hi[2 - n->p.conv.nd + a]);
+  conv_geo cl = *c, ch = *c;
+  cl.OH = lo[0], cl.OW = lo[1], ch.OH = hi[0], ch.OW = hi[1];
+  *at_lo = auto_wg_at(&cl), *at_hi = auto_wg_at(&ch);
+}
+
+static rlx_status pack_oom(const rlx_node *n) {
+  return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+}
+
+rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
   conv_geo c;
@@ -657,23 +720,31 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, 
     return RLX_OK;
   }
   wg_geo wg;
-  if (wg_geo_of(&c, &wg) && wg_worth(&c, &wg) && !getenv("RLX_NO_WINOGRAD")) {
-    rlx_status st = wg_pack(n, &c, wv->data, k);
-    if (st) return st;
+  bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD");
+  bool wg_lo = wg_ok && wg_worth(&c, &wg), wg_hi = wg_lo; /* static: the one shape */
+  if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
+  if (wg_lo != wg_hi) { /* the bindings disagree: keep both */
+    if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c) + gemm_packed_bytes(&c))))
+      return pack_oom(n);
+    if (!wg_pack_into(&c, wv->data, k->packed)) return pack_oom(n);
+    gemm_pack(&c, wv->data, (char *)k->packed + wg_packed_bytes(&c));
+    k->fast = auto_run, k->ref = NULL, k->name = "f32_conv_winograd_or_sgemm";
+    k->scratch_for = auto_scratch_for, k->name_for = auto_name_for;
+    k->scratch = auto_scratch_for(g, n, threads);
+    return RLX_OK;
+  }
+  if (wg_lo) {
+    if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c))))
+      return pack_oom(n);
+    if (!wg_pack_into(&c, wv->data, k->packed)) return pack_oom(n);
     k->fast = wg_run, k->ref = NULL, k->name = "f32_conv_winograd_2x2_3x3";
     k->scratch_for = wg_scratch_for;
     k->scratch = wg_scratch_for(g, n, threads);
     return RLX_OK;
   }
-  int64_t Og = c.O / c.G, Kd = (c.C / c.G) * c.kh * c.kw;
-  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd);
-  if (!(k->packed = rlx_aligned_alloc(wgroup * (size_t)c.G)))
-    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
-  for (int64_t gi = 0; gi < c.G; gi++) /* weights [O, Cg, kh, kw] = per group a row-major [Og, Kd] */
-    rlx_sgemm_pack_a(Og, Kd, (const float *)wv->data + gi * Og * Kd, Kd, (float *)((char *)k->packed + wgroup * (size_t)gi));
-  k->fast = conv_run, k->ref = NULL;
-  dw_geo pd;
-  k->name = direct(&c) ? "f32_conv_1x1_sgemm" : phased(&c, &pd) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
+  if (!(k->packed = rlx_aligned_alloc(gemm_packed_bytes(&c)))) return pack_oom(n);
+  gemm_pack(&c, wv->data, k->packed);
+  k->fast = conv_run, k->ref = NULL, k->name = gemm_name(&c);
   k->scratch_for = gemm_scratch_for;
   k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;

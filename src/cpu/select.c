@@ -3,12 +3,12 @@
  */
 #include "cpu/select.h"
 
-rlx_status rlx_cpu_select(const rlx_graph *g, int32_t node, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_select(const rlx_graph *g, const rlx_graph *sym, int32_t node, int threads, rlx_kernel *k) {
   const rlx_node *n = &g->nodes[node];
   switch (n->op) {
     case RLX_OP_MATMUL: return rlx_cpu_try_matmul(g, n, threads, k);
     case RLX_OP_GROUPED_MATMUL: return rlx_cpu_try_grouped_matmul(g, n, threads, k);
-    case RLX_OP_CONV: return rlx_cpu_try_conv(g, n, threads, k);
+    case RLX_OP_CONV: return rlx_cpu_try_conv(g, sym, n, threads, k);
     case RLX_OP_ATTENTION: return rlx_cpu_try_attention(g, n, threads, k);
     case RLX_OP_SOFTMAX: case RLX_OP_LAYER_NORM: case RLX_OP_RMS_NORM: return rlx_cpu_try_rows(g, n, threads, k);
     case RLX_OP_POOL: return rlx_cpu_try_pool(g, n, threads, k);

@@ -21,12 +21,13 @@
 #endif
 
 /* Leaves k (pre-filled with the reference kernel) or replaces it. */
-rlx_status rlx_cpu_select(const rlx_graph *g, int32_t node, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_select(const rlx_graph *g, const rlx_graph *sym, int32_t node, int threads, rlx_kernel *k);
 
 /* Families: return RLX_OK whether or not they took the node (k->fast set if so). */
 rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_grouped_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+/* sym: the symbolic graph g is the hint instance of, or NULL (static). */
+rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);

@@ -49,8 +49,8 @@ static bool env_names(const char *var, const rlx_node *n) {
   return v && *v && rlx_node_has_label(n, v);
 }
 
-rlx_status rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o, int threads,
-                             rlx_kernel *k) {
+rlx_status rlx_choose_kernel(const rlx_graph *g, const rlx_graph *sym, int32_t node, const rlx_compile_options *o,
+                             int threads, rlx_kernel *k) {
   const rlx_node *n = &g->nodes[node];
   const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
   memset(k, 0, sizeof *k);
@@ -66,7 +66,7 @@ rlx_status rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile
     k->ref = faulty_kernel, k->name = "faulty (RLX_TEST_INJECT_FAULT)";
     return RLX_OK;
   }
-  return rlx_cpu_select(g, node, threads, k);
+  return rlx_cpu_select(g, sym, node, threads, k);
 }
 
 bool rlx_kernel_is_reference(const rlx_kernel *k, const rlx_node *n) {

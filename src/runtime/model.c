@@ -167,7 +167,7 @@ static rlx_status compile_static(rlx_compiled *c) {
   size_t *scratch = rlx_malloc(sizeof(size_t) * (size_t)(g->n_nodes + 1));
   rlx_status st = scratch ? RLX_OK : rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   for (int32_t i = 0; !st && i < g->n_nodes; i++) {
-    st = rlx_choose_kernel(g, i, &c->opts, c->threads, &c->kernels[i]);
+    st = rlx_choose_kernel(g, NULL, i, &c->opts, c->threads, &c->kernels[i]);
     if (!st) scratch[i] = c->kernels[i].scratch;
   }
   if (!st) st = rlx_plan_memory(g, true, scratch, &c->plan);
@@ -243,7 +243,7 @@ static rlx_status compile_dynamic(rlx_compiled *c) {
   if (!st) st = rlx_instance_build(c, &w, c->threads, 0, false, &c->hint);
   if (st) rlx_error_prefix("at the example shapes: ");
   for (int32_t i = 0; !st && i < c->graph.n_nodes; i++)
-    st = rlx_choose_kernel(&c->hint.g, i, &c->opts, c->threads, &c->kernels[i]);
+    st = rlx_choose_kernel(&c->hint.g, &c->graph, i, &c->opts, c->threads, &c->kernels[i]);
   if (!st) st = bound_plan(c, &w);
   rlx_bind_ws_free(&w);
   return st;

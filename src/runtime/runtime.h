@@ -48,13 +48,19 @@ typedef struct rlx_kernel {
    * (the binding then runs the reference kernel). NULL: `scratch` does not
    * depend on the shapes. */
   size_t (*scratch_for)(const rlx_graph *g, const rlx_node *n, int threads);
+  /* The kernel's name at another binding, where it picks a variant per
+   * binding (g, n: a concrete instance). NULL: `name`. */
+  const char *(*name_for)(const rlx_graph *g, const rlx_node *n);
 } rlx_kernel;
 
 /* Chooses node `node`'s kernel (kernels.c): a fast CPU kernel when one fits
  * and reference_kernels is off, else the reference kernel. `threads` is the
- * session pool's size, for scratch sizing. */
-rlx_status rlx_choose_kernel(const rlx_graph *g, int32_t node, const rlx_compile_options *o, int threads,
-                             rlx_kernel *k);
+ * session pool's size, for scratch sizing. g is concrete (for a dynamic
+ * model, the instance at the hints); sym is the symbolic graph it is an
+ * instance of, whose bounds a family may use to choose for every binding,
+ * or NULL for a static model. */
+rlx_status rlx_choose_kernel(const rlx_graph *g, const rlx_graph *sym, int32_t node, const rlx_compile_options *o,
+                             int threads, rlx_kernel *k);
 /* Whether k is the op's plain reference kernel. */
 bool rlx_kernel_is_reference(const rlx_kernel *k, const rlx_node *n);
 

@@ -152,8 +152,9 @@ bool rlx_session_node_is_reference(const rlx_session *s, int32_t i) {
 }
 
 const char *rlx_session_kernel_name(const rlx_session *s, int32_t i) {
-  return s->cur && s->cur->use_ref && s->cur->use_ref[i] ? "reference (fast kernel cannot run this binding)"
-                                                           : s->c->kernels[i].name;
+  const rlx_kernel *k = &s->c->kernels[i];
+  if (s->cur && s->cur->use_ref && s->cur->use_ref[i]) return "reference (fast kernel cannot run this binding)";
+  return k->name_for && s->cur ? k->name_for(&s->cur->g, &s->cur->g.nodes[i]) : k->name;
 }
 
 rlx_status rlx_session_reshape(rlx_session *s) {

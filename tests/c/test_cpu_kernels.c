@@ -79,7 +79,7 @@ static double run_both(const char *what, rlx_op op, const rlx_params *p, int n_i
   void *rscr = aligned_alloc(64, (rs + 64) & ~(size_t)63);
   CHECK_OK(vt->ref(n, vin, &ref, rscr));
   rlx_kernel kern = {.name = "reference", .ref = vt->ref};
-  CHECK_OK(rlx_cpu_select(&g, node, threads, &kern));
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &kern));
   if (!kern.fast) {
     fprintf(stderr, "  %s: no fast kernel was selected\n", what);
   } else {

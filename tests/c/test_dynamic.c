@@ -7,6 +7,7 @@
  * with the input, axis, symbol and bounds named while the session stays
  * usable.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -239,5 +240,82 @@ TEST(kernel_choice_holds_at_every_binding) {
   remove_export();
 }
 
+/* A 3x3 conv whose image size is a symbol in [2, 32] (hint 4): Winograd is
+ * not worth it at 4x4 (4 tiles) and is at 16x16 (64), so the compiled kernel
+ * keeps both packings and picks per binding; each binding's output matches
+ * the reference kernels, and the session names the variant that ran. */
+TEST(conv_picks_winograd_per_binding) {
+  write_export("{'format': 'rlx-torch-ir', 'version': 1,"
+               " 'symbols': [{'name': 'h', 'min': 2, 'max': 32, 'hint': 4}, {'name': 'w', 'min': 2, 'max': 32, 'hint': 4}],"
+               " 'inputs': [{'id': 'x', 'shape': [1, 16, 4, 4], 'sym_shape': [1, 16, 'h', 'w'], 'dtype': 'f32'}],"
+               " 'weights': [{'id': 'k', 'key': 'k', 'shape': [16, 16, 3, 3], 'dtype': 'f32', 'kind': 'param'},"
+               "  {'id': 'bias', 'key': 'bias', 'shape': [16], 'dtype': 'f32', 'kind': 'param'}],"
+               " 'nodes': [{'id': 'y', 'op': 'aten.conv2d.default', 'args': [{'ref': 'x'}, {'ref': 'k'}, {'ref': 'bias'},"
+               "  {'list': [{'int': 1}, {'int': 1}]}, {'list': [{'int': 1}, {'int': 1}]}], 'kwargs': {},"
+               "  'out': {'shape': [1, 16, 4, 4], 'sym_shape': [1, 16, 'h', 'w'], 'dtype': 'f32'}}],"
+               " 'outputs': [{'ref': 'y', 'shape': [1, 16, 4, 4], 'sym_shape': [1, 16, 'h', 'w'], 'dtype': 'f32'}]}");
+  static float kw[16 * 16 * 9], bias[16];
+  for (int i = 0; i < 16 * 16 * 9; i++) kw[i] = (float)((i * 37 % 101) - 50) / 200.0f;
+  for (int i = 0; i < 16; i++) bias[i] = (float)i / 8.0f - 1.0f;
+  st_spec specs[] = {{"k", "F32", 4, {16, 16, 3, 3}, kw}, {"bias", "F32", 1, {16}, bias}};
+  size_t size;
+  unsigned char *img = st_build(specs, 2, &size);
+  char p[600];
+  snprintf(p, sizeof p, "%s/weights.safetensors", dir);
+  FILE *f = fopen(p, "wb");
+  fwrite(img, 1, size, f);
+  fclose(f);
+  free(img);
+  rlx_model *m = NULL;
+  rlx_compiled *c[2] = {NULL, NULL};
+  rlx_session *s[2] = {NULL, NULL};
+  CHECK_OK(rlx_model_load(dir, NULL, &m));
+  for (int ref = 0; m && ref < 2; ref++) {
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.reference_kernels = ref;
+    CHECK_OK(rlx_model_compile(m, &o, &c[ref]));
+    if (c[ref]) CHECK_OK(rlx_session_create(c[ref], &s[ref]));
+  }
+  int32_t conv = -1;
+  for (int32_t i = 0; c[0] && i < c[0]->graph.n_nodes; i++)
+    if (c[0]->graph.nodes[i].op == RLX_OP_CONV) conv = i;
+  CHECK(conv >= 0);
+  if (s[0] && s[1] && conv >= 0) {
+    CHECK(!strcmp(c[0]->kernels[conv].name, "f32_conv_winograd_or_sgemm"));
+    /* tiles ceil(H/2) * ceil(W/2): 4, 64, 16, 256, 4, 21, 36 */
+    int64_t sizes[][2] = {{4, 4}, {16, 16}, {2, 32}, {32, 32}, {4, 4}, {5, 13}, {12, 11}};
+    const char *G = "f32_conv_implicit_sgemm", *WG = "f32_conv_winograd_2x2_3x3";
+    const char *want[] = {G, WG, G, WG, G, G, WG};
+    static float x[16 * 32 * 32];
+    for (size_t b = 0; b < sizeof sizes / sizeof sizes[0]; b++) {
+      int64_t H = sizes[b][0], W = sizes[b][1];
+      for (int64_t i = 0; i < 16 * H * W; i++) x[i] = (float)((i * 13 + b) % 29) / 7.0f - 2.0f;
+      rlx_tensor_view xv = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 4, .dims = {1, 16, H, W}};
+      rlx_tensor_view o[2];
+      for (int r = 0; r < 2; r++) {
+        CHECK_OK(rlx_session_bind_input(s[r], "x", &xv));
+        CHECK_OK(rlx_session_run(s[r]));
+        CHECK_OK(rlx_session_output(s[r], 0, &o[r]));
+      }
+      const char *ran = rlx_session_kernel_name(s[0], conv);
+      if (strcmp(ran, want[b])) {
+        fprintf(stderr, "%lldx%lld: ran %s, expected %s\n", (long long)H, (long long)W, ran, want[b]);
+        rlx_test_failures++;
+      }
+      CHECK(o[0].dims[2] == H && o[0].dims[3] == W && o[1].dims[2] == H && o[1].dims[3] == W);
+      double worst = 0;
+      for (int64_t i = 0; i < 16 * H * W; i++) {
+        double d = fabs((double)((float *)o[0].data)[i] - ((float *)o[1].data)[i]);
+        worst = d > worst ? d : worst;
+      }
+      CHECK(worst < 1e-4);
+    }
+  }
+  for (int r = 0; r < 2; r++) rlx_session_destroy(s[r]), rlx_compiled_destroy(c[r]);
+  rlx_model_destroy(m);
+  remove_export();
+}
+
 TEST_MAIN(runs_at_every_binding, bad_bindings_refused, recorded_shapes_cross_checked,
-          kernel_choice_holds_at_every_binding)
+          kernel_choice_holds_at_every_binding, conv_picks_winograd_per_binding)
