@@ -127,14 +127,19 @@ rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
     if (reps[i] < 0)
       return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] is %lld; repeats must be >= 0",
                      lw_is(n, "tile") ? "dims" : "repeats", i, (long long)reps[i]);
+    if (rlx_dim_is_sym(cur.dims[i])) { /* a symbolic dim times a constant; its bounds are checked with the graph's */
+      rlx_status ms = rlx_dim_mul(lw_syms(lw), cur.dims[i], reps[i], &full.dims[i]);
+      if (ms) return ms;
+      continue;
+    }
     bool ok = true;
     full.dims[i] = lw_mul64(cur.dims[i], reps[i], &ok);
     if (!ok) full.dims[i] = -1;
   }
   char b[128];
-  if (!rlx_shape_valid(&full, NULL)) /* also bounds every partial result */
+  if (!rlx_graph_shape_valid(lw->g, &full)) /* also bounds every partial result */
     return lw_fail(RLX_ERR_SHAPE, "argument '%s' makes the result %s too large", lw_is(n, "tile") ? "dims" : "repeats",
-                   rlx_shape_str(&full, b, sizeof b));
+                   rlx_graph_shape_str(lw->g, &full, b, sizeof b));
   x = lw_reshape(lw, x, &cur);
   for (int a = 0; a < cnt && x >= 0; a++) {
     if (reps[a] == 1) continue;
@@ -206,6 +211,31 @@ rlx_status rlx_lower_unfold(rlx_lower *lw, const rlx_aten_node *n) {
   int r = xv->shape.rank, a;
   if ((st = lw_axis(dim, r, "argument 'dimension'", &a))) return st;
   int64_t D = r ? xv->shape.dims[a] : 1;
+  if (rlx_dim_is_sym(D)) { /* windows w*step + [0, size) for w < (D - size) // step + 1, from aranges */
+    if (size < 0 || step < 1 || size > RLX_MAX_NUMEL || step > RLX_MAX_NUMEL || r + 1 > RLX_MAX_RANK)
+      return lw_fail(RLX_ERR_SHAPE, "unfold size %lld step %lld", (long long)size, (long long)step);
+    rlx_symtab *t = lw_syms(lw);
+    rlx_dim nw;
+    if ((st = rlx_dim_sub(t, D, size, &nw)) || (st = rlx_dim_floordiv(t, nw, step, &nw)) ||
+        (st = rlx_dim_add(t, nw, 1, &nw)))
+      return st;
+    if ((st = rlx_graph_add_guard(lw->g, D, RLX_REL_GE, size, "unfold: the dim holds one window")))
+      return st;
+    rlx_params pw = {.arange = {.dtype = RLX_DTYPE_I64, .length = nw, .step = (double)step, .istep = step}};
+    rlx_params po = {.arange = {.dtype = RLX_DTYPE_I64, .length = size, .step = 1, .istep = 1}};
+    rlx_shape ws = {.rank = 2, .dims = {nw, 1}}, os = {.rank = 2, .dims = {1, size}};
+    int32_t w = lw_reshape(lw, lw_emit(lw, RLX_OP_ARANGE, &pw, NULL, 0), &ws);
+    int32_t o = lw_reshape(lw, lw_emit(lw, RLX_OP_ARANGE, &po, NULL, 0), &os);
+    int32_t idx = w < 0 || o < 0 ? -1 : lw_binary(lw, RLX_BINARY_ADD, w, o);
+    rlx_params gp = {.gather = {.axis = a}};
+    int32_t in[2] = {x, idx};
+    int32_t y = idx < 0 ? -1 : lw_emit(lw, RLX_OP_GATHER, &gp, in, 2);
+    int perm[RLX_MAX_RANK], k = 0;
+    for (int i = 0; i <= r; i++)
+      if (i != a + 1) perm[k++] = i;
+    perm[k] = a + 1;
+    return lw_bind(lw, n, y < 0 ? -1 : emit_permute(lw, y, perm));
+  }
   if (size < 0 || step < 1 || size > D) return lw_fail(RLX_ERR_SHAPE, "unfold size %lld step %lld of %lld",
                                                       (long long)size, (long long)step, (long long)D);
   if (r == 0) { /* torch: a 0-d tensor unfolds into one window of size 1 */
@@ -278,12 +308,33 @@ rlx_status rlx_lower_pixel_shuffle(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_shape *xs = &lw_val(lw, x)->shape;
   const char *name = up ? "upscale_factor" : "downscale_factor";
   if (xs->rank < 3) return lw_fail(RLX_ERR_SHAPE, "pixel_shuffle needs rank >= 3");
-  int64_t B = rlx_dims_prod(xs->dims, 0, xs->rank - 3), C = xs->dims[xs->rank - 3];
-  int64_t H = xs->dims[xs->rank - 2], W = xs->dims[xs->rank - 1];
+  int64_t C = xs->dims[xs->rank - 3], H = xs->dims[xs->rank - 2], W = xs->dims[xs->rank - 1];
   bool ok = true;
   int64_t rr = lw_mul64(r, r, &ok);
   if (r < 1 || !ok) return lw_fail(RLX_ERR_SHAPE, "argument '%s' is %lld; it must be >= 1 (and its square fit int64)",
                                    name, (long long)r);
+  rlx_shape lead = {.rank = xs->rank - 3};
+  memcpy(lead.dims, xs->dims, sizeof(int64_t) * (size_t)lead.rank);
+  rlx_dim B;
+  if ((st = rlx_shape_numel_dim_lw(lw, &lead, &B))) return st;
+  if (rlx_dim_is_sym(C) || rlx_dim_is_sym(H) || rlx_dim_is_sym(W)) { /* divisibility becomes a guard per binding */
+    rlx_symtab *sy = lw_syms(lw);
+    rlx_dim q[3], m;
+    const rlx_dim num[3] = {up ? C : H, up ? 0 : W, 0};
+    const int64_t den[2] = {up ? rr : r, r};
+    for (int i = 0; i < (up ? 1 : 2); i++) {
+      if ((st = rlx_dim_floordiv(sy, num[i], den[i], &q[i])) || (st = rlx_dim_mod(sy, num[i], den[i], &m)) ||
+          (st = rlx_graph_add_guard(lw->g, m, RLX_REL_EQ, 0, up ? "pixel_shuffle: channels divisible by the "
+                                    "factor squared" : "pixel_unshuffle: H and W divisible by the factor")))
+        return st;
+    }
+    rlx_shape s6 = up ? (rlx_shape){.rank = 6, .dims = {B, q[0], r, r, H, W}}
+                      : (rlx_shape){.rank = 6, .dims = {B, C, q[0], r, q[1], r}};
+    static const int pu[6] = {0, 1, 4, 2, 5, 3}, pd[6] = {0, 1, 3, 5, 2, 4};
+    int32_t y = lw_reshape(lw, x, &s6);
+    y = y < 0 ? -1 : emit_permute(lw, y, up ? pu : pd);
+    return lw_bind(lw, n, lw_reshape(lw, y, &t->shape));
+  }
   if (up ? C % rr : H % r || W % r)
     return lw_fail(RLX_ERR_SHAPE, "%s: argument '%s' %lld does not divide the input [.., %lld, %lld, %lld]",
                    up ? "pixel_shuffle needs channels divisible by its square" : "pixel_unshuffle needs H and W "
@@ -433,6 +484,7 @@ rlx_status rlx_lower_one_hot(rlx_lower *lw, const rlx_aten_node *n) {
   if (xv->dtype != RLX_DTYPE_I64) return lw_fail(RLX_ERR_UNSUPPORTED, "one_hot needs int64 indices");
   if (t->shape.rank != xv->shape.rank + 1) return lw_fail(RLX_ERR_SHAPE, "one_hot output rank");
   int64_t C = t->shape.dims[t->shape.rank - 1];
+  if (rlx_dim_is_sym(C)) return lw_fail(RLX_ERR_UNSUPPORTED, "one_hot with a symbolic number of classes");
   if (nc != -1 && nc < 1)
     return lw_fail(RLX_ERR_SHAPE, "argument 'num_classes' is %lld; it must be >= 1, or -1 to infer it",
                    (long long)nc);

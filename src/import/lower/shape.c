@@ -532,6 +532,11 @@ rlx_status rlx_lower_unbind(rlx_lower *lw, const rlx_aten_node *n) {
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
   int64_t d = xv->shape.dims[a];
+  if (rlx_dim_is_sym(d)) {
+    char b[160];
+    return lw_fail(RLX_ERR_UNSUPPORTED, "unbind along axis %d of %s: the number of outputs would follow a shape "
+                   "symbol; export that axis static", a, rlx_graph_shape_str(lw->g, &xv->shape, b, sizeof b));
+  }
   if (n->out_kind != RLX_OUT_LIST || n->n_outs != d) /* also bounds d */
     return lw_fail(RLX_ERR_FORMAT, "unbind of a dim of size %lld must record %lld outputs", (long long)d,
                    (long long)d);

@@ -1,0 +1,89 @@
+"""Lowering handlers at symbolic shapes (docs/design.md, "Shapes"): small
+modules whose ops see dynamic axes, exported with ``--reference-shapes`` and
+verified by ``rlx verify`` at the example and at every reference binding
+(min, middle, max, random). With ``--decomposition aten`` torch keeps
+pixel_shuffle, one_hot, unbind, tile and unfold whole, so their rlx handlers
+(not torch's decompositions) are what is checked; the test asserts they are
+in the program.
+
+Run: python3 -m pytest -q tests/py/test_dynamic_ops.py
+"""
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.export import Dim
+
+from conftest import run_rlx
+
+import rlx  # noqa: E402  (conftest puts python/ on sys.path)
+
+
+class Moves(nn.Module):
+    """pixel_shuffle / unshuffle, repeat, flip, unbind, unfold, one_hot, tile
+    over symbolic batch, height, width and length."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 16, 3, padding=1)
+
+    def forward(self, x, ids):
+        y = self.conv(x)
+        a = F.pixel_shuffle(y, 2)
+        u = F.pixel_unshuffle(a, 2)
+        r = u.repeat(1, 1, 2, 1)
+        f = torch.flip(r, [2, 3])
+        q0, q1 = f.reshape(f.shape[0], 2, 8, f.shape[2], f.shape[3]).unbind(1)
+        s = (q0 - q1).sum(dim=(2, 3))
+        w = x.unfold(3, 3, 2)
+        oh = F.one_hot(ids, 10).float()
+        t = oh.tile((1, 2, 1))
+        return s, w.sum(dim=-1), t.sum(1)
+
+
+class Windows(nn.Module):
+    """roll, tril over a symbolic square, a narrow to a symbolic length and
+    a full() of a symbolic size."""
+
+    def forward(self, x):
+        n = x.shape[1]
+        m = torch.tril(x @ x.transpose(1, 2), diagonal=-1)
+        r = torch.roll(m, shifts=3, dims=2)
+        z = torch.full((x.shape[0], n), 0.5) + r.sum(2)
+        return z.narrow(1, 0, n - 1)
+
+
+def _export(tmp_path, model, inputs, dynamic_shapes, decomposition):
+    out = tmp_path / decomposition
+    rlx.export_program(model, inputs, out, dynamic=dynamic_shapes, decomposition=decomposition,
+                       reference_shapes=True, check=False)
+    return out
+
+
+@pytest.mark.parametrize("decomposition", ["aten", "high"])
+def test_moves_at_every_binding(tmp_path, rlx_bin, decomposition):
+    torch.manual_seed(0)
+    b, h, w, n = Dim("b", min=1, max=8), Dim("h", min=3, max=64), Dim("w", min=3, max=64), Dim("n", min=1, max=32)
+    out = _export(tmp_path, Moves().eval(), (torch.randn(2, 4, 6, 8), torch.randint(0, 10, (2, 5))),
+                  ({0: b, 2: h, 3: w}, {0: b, 1: n}), decomposition)
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert {s["name"] for s in ir["symbols"]} == {"b", "h", "w", "n"}
+    ops = {nd["op"].split(".")[1] for nd in ir["nodes"] if nd["op"].startswith("aten.")}
+    if decomposition == "aten":
+        assert {"pixel_shuffle", "pixel_unshuffle", "one_hot", "unbind", "tile", "unfold", "flip",
+                "repeat"} <= ops, ops
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
+
+
+def test_windows_at_every_binding(tmp_path, rlx_bin):
+    torch.manual_seed(0)
+    out = _export(tmp_path, Windows().eval(), (torch.randn(2, 7, 5),), ({0: Dim("b", min=1, max=6),
+                                                                         1: Dim("n", min=2, max=40)},), "high")
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
