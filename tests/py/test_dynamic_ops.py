@@ -56,10 +56,30 @@ class Windows(nn.Module):
         return z.narrow(1, 0, n - 1)
 
 
+class Writes(nn.Module):
+    """The write-side ops on symbolic shapes: a KV-cache style slice write at
+    a symbolic offset (slice_scatter), select_scatter at the last row,
+    index_put with index tensors, index_copy, scatter_add and
+    masked_scatter."""
+
+    def forward(self, x, cache, idx):
+        n = x.shape[1]
+        c = cache.clone()
+        c[:, cache.shape[1] - n:] = x                 # slice_scatter to [L - n, L)
+        c[:, -1] = x[:, 0] * 2                       # select_scatter
+        y = torch.zeros_like(x)
+        y[:, idx] = x[:, :idx.shape[0]]              # index_put with a tensor index
+        z = torch.zeros_like(cache).index_copy(1, idx, x[:, :idx.shape[0]])
+        s = torch.zeros(x.shape[0], 4, x.shape[2]).scatter_add(1, (idx % 4).view(1, -1, 1).expand(
+            x.shape[0], idx.shape[0], x.shape[2]), x[:, :idx.shape[0]])
+        m = x.masked_scatter(x > 0, -x)
+        return c, y, z, s, m
+
+
 def _export(tmp_path, model, inputs, dynamic_shapes, decomposition):
     out = tmp_path / decomposition
     rlx.export_program(model, inputs, out, dynamic=dynamic_shapes, decomposition=decomposition,
-                       reference_shapes=True, check=False)
+                       reference_shapes=True, check=True)
     return out
 
 
@@ -84,6 +104,21 @@ def test_windows_at_every_binding(tmp_path, rlx_bin):
     torch.manual_seed(0)
     out = _export(tmp_path, Windows().eval(), (torch.randn(2, 7, 5),), ({0: Dim("b", min=1, max=6),
                                                                          1: Dim("n", min=2, max=40)},), "high")
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("decomposition", ["aten", "high"])
+def test_writes_at_every_binding(tmp_path, rlx_bin, decomposition):
+    torch.manual_seed(0)
+    b, n, L = Dim("b", min=1, max=4), Dim("n", min=3, max=24), Dim("L", min=24, max=48)
+    out = _export(tmp_path, Writes().eval(),
+                  (torch.randn(2, 5, 3), torch.randn(2, 30, 3), torch.tensor([2, 0, 1])),
+                  ({0: b, 1: n}, {0: b, 1: L}, None), decomposition)
+    ir = json.loads((out / "torch-ir.json").read_text())
+    ops = {nd["op"].split(".")[1] for nd in ir["nodes"] if nd["op"].startswith("aten.")}
+    assert {"slice_scatter", "select_scatter", "index_put"} & ops, ops
     r = run_rlx(rlx_bin, "verify", out)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout

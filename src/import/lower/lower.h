@@ -143,6 +143,14 @@ int32_t lw_scalar(rlx_lower *lw, rlx_dtype t, double v, int64_t iv);
 /* A dim as a rank-0 tensor of dtype t: a constant, or for a symbolic dim a
  * full node whose value is the dim's at each binding. */
 int32_t lw_dim_scalar(rlx_lower *lw, rlx_dim d, rlx_dtype t);
+/* A Python slice bound at argument pos: an int (one below -2^62 means
+ * -2^62: slices clamp) or a symbolic size (shape.c). */
+rlx_status lw_slice_bound(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def,
+                          rlx_dim *out);
+/* Python slice semantics on a dim of size d, static or symbolic: negative
+ * bounds count from the end, then both are clamped to [0, d] with
+ * start <= end; a static step longer than the slice becomes its length. */
+rlx_status lw_slice_normalize(rlx_lower *lw, rlx_dim d, rlx_dim *start, rlx_dim *end, int64_t *step);
 int32_t lw_scalar_arg(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what);
 
 /* ---- hostile numbers: every int and float argument may be anything ---- */

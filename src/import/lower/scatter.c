@@ -100,7 +100,8 @@ rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   if (vals < 0) return rlx_last_status();
   if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL) {
     const rlx_value *m = lw_val(lw, list[0]);
-    if (rlx_shape_numel(&lw_val(lw, vals)->shape) != 1 || acc || m->shape.rank > xv->shape.rank)
+    if (rlx_shape_is_symbolic(&lw_val(lw, vals)->shape) || rlx_shape_numel(&lw_val(lw, vals)->shape) != 1 || acc ||
+        m->shape.rank > xv->shape.rank)
       return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask needs a single value and no "
                      "accumulation (other forms have a data-dependent shape)");
     rlx_shape ms = xv->shape, vs = {.rank = 0};
@@ -138,7 +139,8 @@ rlx_status rlx_lower_masked_scatter(rlx_lower *lw, const rlx_aten_node *n) {
 /* select_scatter(x, src, dim, index), slice_scatter(x, src, dim, start, end, step) */
 rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, src;
-  int64_t dim, start, end, step = 1;
+  int64_t dim, step = 1;
+  rlx_dim start, end;
   bool select = lw_is(n, "select_scatter");
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (!st) st = lw_tensor(lw, n, 1, "src", &src);
@@ -149,24 +151,23 @@ rlx_status rlx_lower_slice_scatter(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_fail(RLX_ERR_SHAPE, "%s of a 0-d tensor", select ? "select_scatter" : "slice_scatter");
   int a;
   if ((st = lw_axis(dim, xv->shape.rank, "argument 'dim'", &a))) return st;
-  int64_t D = xv->shape.dims[a];
+  rlx_dim D = xv->shape.dims[a];
   if (select) {
-    if ((st = lw_int(lw, n, 3, "index", 0, &start))) return st;
-    if (start < -D || start >= D) return lw_fail(RLX_ERR_SHAPE, "select_scatter index %lld out of range",
-                                                 (long long)start);
-    if (start < 0) start += D;
-    end = start + 1;
+    if ((st = lw_dim(lw, n, 3, "index", 0, &start))) return st;
+    if (!rlx_dim_is_sym(start) && !rlx_dim_is_sym(D) && (start < -D || start >= D))
+      return lw_fail(RLX_ERR_SHAPE, "select_scatter index %lld out of range", (long long)start);
+    if (!rlx_dim_is_sym(start) && start < -RLX_MAX_NUMEL)
+      return lw_fail(RLX_ERR_SHAPE, "select_scatter index %lld out of range", (long long)start);
+    /* a negative constant counts from the end; bounds of a symbolic one are checked per binding */
+    if (!rlx_dim_is_sym(start) && start < 0 && (st = rlx_dim_add(lw_syms(lw), start, D, &start))) return st;
+    if ((st = rlx_dim_add(lw_syms(lw), start, 1, &end))) return st;
     rlx_shape s = xv->shape;
     s.dims[a] = 1;
     src = lw_reshape(lw, src, &s);
   } else {
-    if ((st = lw_int(lw, n, 3, "start", 0, &start)) || (st = lw_int(lw, n, 4, "end", INT64_MAX, &end)) ||
-        (st = lw_int_in(lw, n, 5, "step", 1, 1, INT64_MAX, &step)))
+    if ((st = lw_slice_bound(lw, n, 3, "start", 0, &start)) || (st = lw_slice_bound(lw, n, 4, "end", INT64_MAX, &end)) ||
+        (st = lw_int_in(lw, n, 5, "step", 1, 1, INT64_MAX, &step)) || (st = lw_slice_normalize(lw, D, &start, &end, &step)))
       return st;
-    if (start < 0) start += D;
-    if (end < 0) end += D;
-    start = RLX_MIN(RLX_MAX(start, 0), D);
-    end = RLX_MIN(RLX_MAX(end, start), D);
   }
   rlx_params p = {.slice = {.axis = a, .start = start, .end = end, .step = step}};
   int32_t in[2] = {x, lw_cast(lw, src, xv->dtype)};

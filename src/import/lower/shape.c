@@ -243,27 +243,31 @@ rlx_status rlx_lower_expand(rlx_lower *lw, const rlx_aten_node *n) {
 /* Emits x[start:end:step] along axis with Python slice normalization. A
  * symbolic bound or dim is normalized with dim arithmetic: a negative
  * constant counts from the end, and both are clamped to [0, d]. */
+rlx_status lw_slice_normalize(rlx_lower *lw, rlx_dim d, rlx_dim *start, rlx_dim *end, int64_t *step) {
+  if (!rlx_dim_is_sym(*start) && !rlx_dim_is_sym(*end) && !rlx_dim_is_sym(d)) {
+    if (*start < 0) *start += d;
+    if (*end < 0) *end += d;
+    *start = RLX_MIN(RLX_MAX(*start, 0), d);
+    *end = RLX_MIN(RLX_MAX(*end, *start), d);
+    if (*step > *end - *start) *step = RLX_MAX(*end - *start, 1); /* same elements; no overflow later */
+    return RLX_OK;
+  }
+  rlx_symtab *t = lw_syms(lw);
+  rlx_status st = RLX_OK;
+  /* a constant past the end means the end; a negative constant counts from it */
+  if (!rlx_dim_is_sym(*start) && *start < 0) st = rlx_dim_add(t, *start, d, start);
+  if (!st && !rlx_dim_is_sym(*end) && *end < 0) st = rlx_dim_add(t, *end, d, end);
+  if (!st && !rlx_dim_is_sym(*end) && *end >= ((int64_t)1 << 62)) *end = d;
+  if (!st) st = rlx_dim_max(t, *start, 0, start);
+  if (!st) st = rlx_dim_min(t, *start, d, start);
+  if (!st) st = rlx_dim_max(t, *end, *start, end);
+  if (!st) st = rlx_dim_min(t, *end, d, end);
+  return st;
+}
+
 static int32_t emit_slice_dims(rlx_lower *lw, int32_t x, int axis, rlx_dim start, rlx_dim end, int64_t step) {
   rlx_dim d = lw_val(lw, x)->shape.dims[axis];
-  if (!rlx_dim_is_sym(start) && !rlx_dim_is_sym(end) && !rlx_dim_is_sym(d)) {
-    if (start < 0) start += d;
-    if (end < 0) end += d;
-    start = RLX_MIN(RLX_MAX(start, 0), d);
-    end = RLX_MIN(RLX_MAX(end, start), d);
-    if (step > end - start) step = RLX_MAX(end - start, 1); /* same elements; no overflow later */
-  } else {
-    rlx_symtab *t = lw_syms(lw);
-    rlx_status st = RLX_OK;
-    /* a constant past the end means the end; a negative constant counts from it */
-    if (!rlx_dim_is_sym(start) && start < 0) st = rlx_dim_add(t, start, d, &start);
-    if (!st && !rlx_dim_is_sym(end) && end < 0) st = rlx_dim_add(t, end, d, &end);
-    if (!st && !rlx_dim_is_sym(end) && end >= ((int64_t)1 << 62)) end = d;
-    if (!st) st = rlx_dim_max(t, start, 0, &start);
-    if (!st) st = rlx_dim_min(t, start, d, &start);
-    if (!st) st = rlx_dim_max(t, end, start, &end);
-    if (!st) st = rlx_dim_min(t, end, d, &end);
-    if (st) return -1;
-  }
+  if (lw_slice_normalize(lw, d, &start, &end, &step)) return -1;
   if (start == 0 && end == d && step == 1) return x;
   rlx_params p = {.slice = {.axis = axis, .start = start, .end = end, .step = step}};
   return lw_emit(lw, RLX_OP_SLICE, &p, &x, 1);
@@ -275,8 +279,8 @@ static int32_t emit_slice(rlx_lower *lw, int32_t x, int axis, int64_t start, int
 
 /* A slice bound: an int (any int64: Python slices clamp, so one below -2^62
  * means the same as -2^62), or a symbolic size. */
-static rlx_status slice_bound(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def,
-                              rlx_dim *out) {
+rlx_status lw_slice_bound(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, rlx_dim def,
+                          rlx_dim *out) {
   const rlx_arg *a = lw_resolve(lw, lw_arg(n, pos, name));
   if (a && a->kind == RLX_ARG_INT) return *out = RLX_MAX(a->u.i, -((int64_t)1 << 62)), RLX_OK;
   return lw_dim(lw, n, pos, name, def, out);
@@ -311,7 +315,7 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
       return lw_bind(lw, n, lw_emit(lw, RLX_OP_SLICE, &p, &x, 1));
     }
   } else {
-    if ((st = slice_bound(lw, n, 2, "start", 0, &start)) || (st = slice_bound(lw, n, 3, "end", INT64_MAX, &end)) ||
+    if ((st = lw_slice_bound(lw, n, 2, "start", 0, &start)) || (st = lw_slice_bound(lw, n, 3, "end", INT64_MAX, &end)) ||
         (st = lw_int(lw, n, 4, "step", 1, &step)))
       return st;
   }
