@@ -3,7 +3,7 @@
 
     python3 tests/zoo/run_zoo.py [--subset fast|full] [--only NAME ...] [--work DIR]
                                  [--write docs/zoo.md] [--localize] [--keep] [--list]
-                                 [--decomposition high|core|aten]
+                                 [--decomposition high|core|aten] [--no-dynamic]
 
 For each model (tests/zoo/models.py), in a child process of its own (forked from a server
 that imports torch & co. once) so that a crash or a large model cannot take the run down
@@ -14,15 +14,23 @@ with it or keep its memory:
      eager PyTorch's own error (float32 against float64) is measured beside it;
   2. `rlx verify DIR --json FILE`;
   3. with --localize, for a model that fails parity (or whose rlx run errors), re-export it
-     with intermediates and save `rlx verify --localize`'s report.
+     with intermediates and save `rlx verify --localize`'s report;
+  4. unless --no-dynamic, the dynamic-batch pass: export again with one shape symbol `batch`
+     in [1, 4] on every input's batch axis (axis 0 unless the entry's `batch_axes` says
+     otherwise; an example batch of 1 is widened to 2, since torch.export specializes a size-1
+     axis) and reference data also at batch 1, then `rlx verify` (both batch sizes).
+     Its outcome: pass, fail (rlx refuses, errs or fails parity at some batch), not exportable
+     (torch.export itself cannot export a dynamic batch; torch's reason), or not tried (the
+     static export did not reach verify).
 The result of each model is one of
   pass    rlx verify: parity PASS
   fail    parity FAIL (cosine / max error out of tolerance), or ops rlx does not support
   error   torch.export or the exporter raised, rlx exited with an error, crashed or timed
           out, or the eager output is degenerate (constant or ~0: parity would be vacuous)
 with the reason.  --write writes a Markdown table and a JSON file beside it.  The exit status
-is 0 only if every model passed.  Exports go under --work (default /tmp/rlx-zoo), one folder
-per model; those of passing models are deleted unless --keep.
+is 0 only if every model passed and no dynamic-batch pass failed.  Exports go under --work
+(default /tmp/rlx-zoo), one folder per model; those of passing models (and their dynamic
+exports that pass or cannot be made) are deleted unless --keep.
 
 Environment: RLX_BIN (default build/rlx) is the rlx binary used for both the exporter's
 support check and verify.
@@ -50,6 +58,9 @@ DEFAULT_WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "rlx-zoo"
 EXPORT_TIMEOUT_S = 900
 VERIFY_TIMEOUT_S = 900
 DEGENERATE_ABSMAX = 1e-3   # an output this small is within verify's atol (1e-4) of zero
+DYN_BATCH_MAX = 4          # the dynamic-batch pass: batch in [1, DYN_BATCH_MAX]
+DYN_EXAMPLE_BATCH = 2      # an example batch of 1 is widened to this
+DYN_BINDING = "batch=1"    # the reference binding verified beside the example
 
 
 def rlx_binary() -> Path:
@@ -104,9 +115,66 @@ def _f64_error(model, inputs, ref_outs) -> float | None:
         return None
 
 
+def batch_axes(entry, inputs: tuple) -> list[int | None]:
+    """The batch axis of each example input: the entry's `batch_axes`, else axis 0 of every
+    tensor input of rank >= 1."""
+    import torch
+    if entry.batch_axes is not None:
+        assert len(entry.batch_axes) == len(inputs), (entry.name, entry.batch_axes)
+        return list(entry.batch_axes)
+    return [0 if isinstance(x, torch.Tensor) and x.dim() >= 1 else None for x in inputs]
+
+
+def widen_batch(inputs: tuple, axes: list[int | None], seed: int = 11) -> tuple:
+    """The example inputs with batch DYN_EXAMPLE_BATCH where it is 1 (torch.export
+    specializes a size-1 axis to a constant). New float rows are random with the example's
+    mean and spread, so that rows differ; integer and bool rows (ids, masks) repeat the
+    example's."""
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    sizes = {x.shape[a] for x, a in zip(inputs, axes) if a is not None}
+    if sizes != {1}:
+        return inputs
+    out = []
+    for x, a in zip(inputs, axes):
+        if a is None:
+            out.append(x)
+            continue
+        n = DYN_EXAMPLE_BATCH - 1
+        if x.is_floating_point():
+            ref = x.double()
+            std = float(ref.std()) if x.numel() > 1 else 1.0
+            shape = list(x.shape)
+            shape[a] = n
+            more = (torch.randn(shape, generator=g, dtype=torch.float64) * (std or 1.0)
+                    + float(ref.mean())).to(x.dtype)
+        else:
+            more = torch.cat([x] * n, dim=a)
+        out.append(torch.cat([x, more], dim=a))
+    return tuple(out)
+
+
+def dynamic_batch_shapes(model, inputs: tuple, axes: list[int | None]):
+    """torch's dynamic_shapes: one Dim `batch` in [1, DYN_BATCH_MAX] on every batch axis; a
+    `forward(*args)` model (the transformers wrappers) takes it keyed by the var-positional
+    name."""
+    import inspect
+
+    import torch
+    top = max([DYN_BATCH_MAX] + [x.shape[a] for x, a in zip(inputs, axes) if a is not None])
+    dim = torch.export.Dim("batch", min=1, max=top)
+    per = tuple({a: dim} if a is not None else None for a in axes)
+    params = list(inspect.signature(model.forward).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var = [p for p in params if p.kind == p.VAR_POSITIONAL]
+    if var and not positional:
+        return {var[0].name: per}
+    return per
+
+
 def worker(name: str, out_dir: Path, result_path: Path, intermediates: bool,
            log_path: Path | None = None, rlx_bin: str | None = None,
-           decomposition: str = "high") -> int:
+           decomposition: str = "high", dynamic: bool = False) -> int:
     """Build and export `name` into out_dir; write what happened to result_path (JSON).
     Runs in a child process of its own (see `_export`)."""
     if log_path is not None:  # the child's own output goes to a log, not the progress bar
@@ -130,11 +198,19 @@ def worker(name: str, out_dir: Path, result_path: Path, intermediates: bool,
         model, inputs = models.build(name)
         res["build_s"] = time.perf_counter() - t0
         res["params"] = _count_params(model)
+        kw: dict = {}
+        if dynamic:
+            axes = batch_axes(models.BY_NAME[name], inputs)
+            inputs = widen_batch(inputs, axes)
+            kw = dict(dynamic=dynamic_batch_shapes(model, inputs, axes),
+                      reference_shapes=DYN_BINDING)
+            res["example_batch"] = sorted({x.shape[a] for x, a in zip(inputs, axes)
+                                           if a is not None})
         t0 = time.perf_counter()
         try:
             s = rlx.export_program(model, inputs, out_dir, model_name=name,
                                    decomposition=decomposition, check=True,
-                                   intermediates=intermediates, quiet=True)
+                                   intermediates=intermediates, quiet=True, **kw)
         except Exception as e:  # noqa: BLE001 - recorded, not raised
             res["export_s"] = time.perf_counter() - t0
             msg = f"{type(e).__name__}: {e}" if not isinstance(e, rlx.ExportError) else str(e)
@@ -149,7 +225,8 @@ def worker(name: str, out_dir: Path, result_path: Path, intermediates: bool,
                    ops=sorted(op for op, _ in hist if op != "_getitem"),
                    check=s["check"], check_message=s["check_message"],
                    auto_decomposed=s["auto_decomposed_ops"], intermediates=s["intermediates"],
-                   num_outputs=s["num_outputs"])
+                   num_outputs=s["num_outputs"], symbols=s["symbols"],
+                   reference_bindings=s["reference_bindings"])
         ref = Path(s["paths"].get("reference", ""))
         if ref.is_file():
             from safetensors.torch import load_file
@@ -158,7 +235,7 @@ def worker(name: str, out_dir: Path, result_path: Path, intermediates: bool,
                     if f"out::{i}" in tensors]
             res["out_absmax"] = [float(v.abs().max()) if v.numel() else 0.0 for v in outs]
             res["out_std"] = [float(v.double().std()) if v.numel() > 1 else 0.0 for v in outs]
-            if not intermediates:
+            if not intermediates and not dynamic:
                 res["torch_err"] = _f64_error(model, inputs, outs)
         if s["check"] == "failed":
             res["stage"] = "check"
@@ -216,7 +293,7 @@ def _context():
 
 
 def _export(name: str, out_dir: Path, result_path: Path, intermediates: bool,
-            rlx_bin: Path, decomposition: str) -> dict:
+            rlx_bin: Path, decomposition: str, dynamic: bool = False) -> dict:
     """Run the worker for one model in a child process; its result, or why there is none."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
@@ -224,7 +301,7 @@ def _export(name: str, out_dir: Path, result_path: Path, intermediates: bool,
     log_path = result_path.with_suffix(".log")
     t0 = time.perf_counter()
     p = _context().Process(target=worker, args=(name, out_dir, result_path, intermediates,
-                                                log_path, str(rlx_bin), decomposition),
+                                                log_path, str(rlx_bin), decomposition, dynamic),
                                 daemon=True)
     p.start()
     p.join(EXPORT_TIMEOUT_S)
@@ -289,10 +366,82 @@ def _localize(name: str, work: Path, rlx_bin: Path, decomposition: str) -> dict:
     return out
 
 
+_TORCH_FAILED = ("torch.export (strict=", "run_decompositions (strict=")
+
+
+def _torch_reason(msg: str) -> str:
+    """torch's own words from an exporter error that both export attempts failed in torch:
+    the first attempt's first line and the first constraint it lists."""
+    first = msg.split("; torch.export (strict=True) failed: ")[0]
+    first = first.split("; run_decompositions (strict=True export) failed: ")[0]
+    first = re.sub(r"^(torch\.export|run_decompositions) \(strict=\w+( export)?\) failed: ", "",
+                   first)
+    lines = [ln.strip() for ln in first.splitlines() if ln.strip()]
+    bullets = [ln for ln in lines[1:] if ln.startswith("- ")]
+    text = (lines[0] if lines else "") + (" " + bullets[0] if bullets else "")
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def dynamic_pass(name: str, work: Path, rlx_bin: Path, decomposition: str = "high") -> dict:
+    """The dynamic-batch pass for one model (module docstring, step 4): its record."""
+    mdir = work / name
+    mdir.mkdir(parents=True, exist_ok=True)
+    ex = _export(name, mdir / "dynamic", mdir / "dynamic-export.json", False, rlx_bin,
+                 decomposition, dynamic=True)
+    d: dict = {"status": "fail", "reason": "", "detail": "", "export_s": ex.get("export_s"),
+               "example_batch": ex.get("example_batch"),
+               "bindings": [b["values"] for b in ex.get("reference_bindings", [])]}
+    stage, err = ex.get("stage"), ex.get("error", "")
+    if stage in ("torch.export", "export") and err.startswith(_TORCH_FAILED):
+        d.update(status="not exportable", reason="torch.export", detail=_torch_reason(err))
+        return d
+    if stage in ("build", "torch.export", "export", "crash", "timeout"):
+        d.update(reason={"build": "builder exception", "crash": "exporter crash",
+                         "timeout": "export timeout"}.get(stage, "exporter exception"),
+                 detail=_first_line(err, 600))
+        return d
+    if stage == "check":
+        d["reason"] = "rlx refuses"
+        d["detail"] = (", ".join(ex["unsupported"]) if ex.get("unsupported")
+                       else _first_line(ex.get("check_message", ""), 600))
+        return d
+    if [s["name"] for s in ex.get("symbols", [])] != ["batch"] or not d["bindings"]:
+        d.update(reason="exporter", detail=f"symbols {ex.get('symbols')}, reference bindings "
+                                           f"{d['bindings']}: expected batch and one binding")
+        return d
+    v = _verify(rlx_bin, mdir / "dynamic", mdir / "dynamic-verify.json")
+    d["verify_s"] = v["verify_s"]
+    j = v.get("json") or {}
+    checked = [b for b in j.get("bindings", [])]
+    if v["rc"] == 0 and len(checked) == len(d["bindings"]) and all(b["pass"] for b in checked):
+        d["status"] = "pass"
+        d["batches"] = d["example_batch"] + [b["batch"] for b in checked]
+    elif v["rc"] == 1:
+        d["reason"] = "parity"
+        bad = [("example", o) for o in j.get("outputs", []) if not o.get("pass", True)]
+        for b in checked:
+            bad += [(f"batch={b.get('batch')}", o) for o in b["outputs"] if not o.get("pass")]
+        d["detail"] = "; ".join(
+            f"{at} out[{o.get('index')}] cosine={o.get('cosine')} "
+            f"max_abs_err={o.get('max_abs_err')}" for at, o in bad[:4])
+    elif v["rc"] is None:
+        d.update(reason="verify timeout", detail=v["stderr"])
+    elif v["rc"] < 0:
+        d.update(reason="rlx crash", detail=f"rlx verify died ({_signal_name(v['rc'])})")
+    elif v["rc"] == 0:
+        d.update(reason="verify", detail=f"{len(checked)} bindings checked, expected "
+                                         f"{len(d['bindings'])}")
+    else:
+        d.update(reason="rlx error", detail=_first_line(v["stderr"] or v["stdout"], 600))
+    return d
+
+
 def run_model(name: str, work: Path, rlx_bin: Path, localize: bool = False,
-              keep: bool = True, decomposition: str = "high", on_phase=None) -> dict:
+              keep: bool = True, decomposition: str = "high", on_phase=None,
+              dynamic: bool = True) -> dict:
     """Export and verify one zoo model; the result record (see the module docstring).
-    `on_phase(text)`, if given, is told when each stage starts (for a progress display)."""
+    `on_phase(text)`, if given, is told when each stage starts (for a progress display);
+    `dynamic`: also run the dynamic-batch pass (`rec["dynamic"]`)."""
     phase = on_phase or (lambda text: None)
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
@@ -370,9 +519,17 @@ def run_model(name: str, work: Path, rlx_bin: Path, localize: bool = False,
         if localize and rec["status"] != "pass" and rec["reason"] in ("parity", "rlx error"):
             phase("localize")
             rec["localize"] = _localize(name, work, rlx_bin, decomposition)
+        if dynamic:
+            phase("dynamic batch")
+            rec["dynamic"] = dynamic_pass(name, work, rlx_bin, decomposition)
+    if dynamic and "dynamic" not in rec:
+        rec["dynamic"] = {"status": "not tried", "reason": "the static export did not reach "
+                                                           "verify", "detail": ""}
     rec["total_s"] = time.perf_counter() - t0
     if not keep and rec["status"] == "pass":
         shutil.rmtree(mdir / "export", ignore_errors=True)
+    if not keep and rec.get("dynamic", {}).get("status") in ("pass", "not exportable"):
+        shutil.rmtree(mdir / "dynamic", ignore_errors=True)
     (mdir / "result.json").write_text(json.dumps(rec, indent=1))
     return rec
 
@@ -450,6 +607,9 @@ def result_line(rec: dict) -> str:
     s = (f"{rec['name']:<30} {rec['status'].upper():<5} cos={_fmt_cos(rec.get('min_cosine'))} "
          f"err={_fmt_err(rec.get('max_abs_err'))} export {_fmt_s(rec.get('export_s'))}s "
          f"verify {_fmt_s(rec.get('verify_s'))}s")
+    dyn = rec.get("dynamic")
+    if dyn:
+        s += f" dynamic {dyn_cell(dyn, md=False)}"
     if rec["status"] != "pass":
         s += f"  [{rec['reason']}] {rec['detail'][:160]}"
         if _rounding_note(rec):
@@ -457,7 +617,28 @@ def result_line(rec: dict) -> str:
         loc = rec.get("localize")
         if loc:
             s += f"\n      localize: {(loc.get('summary') or loc.get('error') or '')[:400]}"
+    if dyn and dyn["status"] in ("fail", "not exportable"):
+        s += f"\n      dynamic batch: [{dyn['reason']}] {dyn['detail'][:200]}"
     return s
+
+
+def dyn_cell(d: dict | None, md: bool = True) -> str:
+    """The dynamic-batch outcome in a table cell (or a progress line)."""
+    if not d:
+        return "-"
+    if d["status"] == "pass":
+        return "PASS (batch " + ", ".join(map(str, d.get("batches", []))) + ")"
+    if d["status"] == "fail":
+        return ("**FAIL**" if md else "FAIL") + f" (rlx): {d['reason']}"
+    return d["status"]
+
+
+def dyn_counts(recs: list[dict]) -> dict[str, int]:
+    c = {"pass": 0, "fail": 0, "not exportable": 0, "not tried": 0}
+    for r in recs:
+        if r.get("dynamic"):
+            c[r["dynamic"]["status"]] += 1
+    return c
 
 
 def _git_rev() -> str:
@@ -482,19 +663,30 @@ def write_markdown(path: Path, recs: list[dict], meta: dict) -> None:
          f"_Generated by `{meta['command']}` on {meta['date']} (rlx {meta['rlx_rev']}, "
          f"{meta['torch']}; subset `{meta['subset']}`; total {meta['total_s']:.0f} s). "
          "Do not edit by hand._", "",
-         f"**{n_pass}/{len(recs)} models pass.**", "",
-         "Each model has random weights (fixed seed), is exported with `rlx.export_program` "
-         f"(decomposition `{meta['decomposition']}`) and checked by `rlx verify` against eager "
-         "PyTorch (f32: cosine ≥ 0.99999 and max |rlx − torch| ≤ 1e-4 + 1e-4·max|torch| per "
-         "output; looser defaults for f16/bf16). Cosine and error are the worst over the "
-         "model's outputs. *torch err* is eager PyTorch's own error on the same outputs "
-         "(max |torch − torch in float64|): where max abs err is of that order, rlx is as "
-         "close to exact arithmetic as PyTorch is. *max abs out* is the smallest max|output| "
-         "(a scale for the errors). Export time includes torch.export and the rlx support "
-         "check; verify time is the wall time of `rlx verify`.", "",
-         "| # | model | source | config | params | aten nodes | ops | min cosine | max abs err "
-         "| torch err | max abs out | result | export s | verify s |",
-         "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+         f"**{n_pass}/{len(recs)} models pass.**", ""]
+    dc = dyn_counts(recs)
+    if any(r.get("dynamic") for r in recs):
+        tried = dc["pass"] + dc["fail"]
+        L += [f"**Dynamic batch: {dc['pass']}/{tried} models that torch.export exports with a "
+              f"dynamic batch axis pass `rlx verify` at two batch sizes** ({dc['fail']} fail in "
+              f"rlx; {dc['not exportable']} cannot be exported with a dynamic batch by "
+              f"torch.export; {dc['not tried']} not tried: the static export failed).", ""]
+    L += ["Each model has random weights (fixed seed), is exported with `rlx.export_program` "
+          f"(decomposition `{meta['decomposition']}`) and checked by `rlx verify` against eager "
+          "PyTorch (f32: cosine ≥ 0.99999 and max |rlx − torch| ≤ 1e-4 + 1e-4·max|torch| per "
+          "output; looser defaults for f16/bf16). Cosine and error are the worst over the "
+          "model's outputs. *torch err* is eager PyTorch's own error on the same outputs "
+          "(max |torch − torch in float64|): where max abs err is of that order, rlx is as "
+          "close to exact arithmetic as PyTorch is. *max abs out* is the smallest max|output| "
+          "(a scale for the errors). Export time includes torch.export and the rlx support "
+          "check; verify time is the wall time of `rlx verify`. *dynamic batch*: the model "
+          "exported again with one shape symbol `batch` in [1, 4] on every input's batch axis "
+          f"(an example batch of 1 widened to {DYN_EXAMPLE_BATCH}) and reference data also at "
+          "batch 1, then `rlx verify` at both batch sizes in one session (`tests/zoo/run_zoo.py`"
+          ", step 4).", "",
+          "| # | model | source | config | params | aten nodes | ops | min cosine | max abs err "
+          "| torch err | max abs out | result | dynamic batch | export s | verify s |",
+          "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"]
     for i, r in enumerate(recs, 1):
         res = "PASS" if r["status"] == "pass" else f"**{r['status'].upper()}**: {r['reason']}"
         L.append("| " + " | ".join(_md_cell(x) for x in [
@@ -502,7 +694,8 @@ def write_markdown(path: Path, recs: list[dict], meta: dict) -> None:
             _fmt_params(r.get("params")), r.get("aten_nodes", "-"), len(r.get("ops", [])) or "-",
             _fmt_cos(r.get("min_cosine")), _fmt_err(r.get("max_abs_err")),
             _fmt_err(r.get("torch_err")), _fmt_err(min(r.get("out_absmax") or [None])), res,
-            _fmt_s(r.get("export_s")), _fmt_s(r.get("verify_s"))]) + " |")
+            dyn_cell(r.get("dynamic")), _fmt_s(r.get("export_s")),
+            _fmt_s(r.get("verify_s"))]) + " |")
     L += ["", "⚡ = in the fast subset (CI).", ""]
     bad = [r for r in recs if r["status"] != "pass"]
     if bad:
@@ -528,6 +721,20 @@ def write_markdown(path: Path, recs: list[dict], meta: dict) -> None:
                 if not loc.get("culprits") and not loc.get("kernel_at_fault"):
                     L.append(f"  - localize: {_md_cell(loc.get('summary') or loc.get('error'))}")
         L.append("")
+    dyn_bad = [r for r in recs if (r.get("dynamic") or {}).get("status") == "fail"]
+    if dyn_bad:
+        L += ["## Dynamic batch: failures in rlx", ""]
+        for r in dyn_bad:
+            d = r["dynamic"]
+            L.append(f"- `{r['name']}` — {d['reason']}: {_md_cell(d['detail'])}")
+        L.append("")
+    dyn_nx = [r for r in recs if (r.get("dynamic") or {}).get("status") == "not exportable"]
+    if dyn_nx:
+        L += ["## Dynamic batch: not exportable by torch.export", "",
+              "<details><summary>torch's reason per model</summary>", ""]
+        for r in dyn_nx:
+            L.append(f"- `{r['name']}`: {_md_cell(r['dynamic']['detail'])}")
+        L += ["", "</details>", ""]
     L += ["## Ops used", "", "<details><summary>distinct aten ops per model</summary>", ""]
     for r in recs:
         if r.get("ops"):
@@ -562,6 +769,8 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the exports of passing models")
     ap.add_argument("--decomposition", choices=("high", "core", "aten"), default="high",
                     help="rlx.export decomposition mode (default high)")
+    ap.add_argument("--no-dynamic", action="store_true",
+                    help="leave out the dynamic-batch pass (step 4)")
     ap.add_argument("--list", action="store_true", help="list the models and exit")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
@@ -591,7 +800,7 @@ def main(argv=None) -> int:
         prog.start(m.name)
         try:
             rec = run_model(m.name, a.work, rlx_bin, localize=a.localize, keep=a.keep,
-                            decomposition=a.decomposition,
+                            decomposition=a.decomposition, dynamic=not a.no_dynamic,
                             on_phase=lambda text, n=m.name: prog.start(n, text))
         except Exception as e:  # noqa: BLE001 - one model's driver failure is its result
             rec = {"name": m.name, "source": m.source, "note": m.note, "fast": m.fast,
@@ -603,6 +812,10 @@ def main(argv=None) -> int:
     total = time.perf_counter() - t0
     n_pass = sum(r["status"] == "pass" for r in recs)
     print(f"{n_pass}/{len(recs)} models pass ({total:.0f} s)")
+    dc = dyn_counts(recs)
+    if not a.no_dynamic:
+        print(f"dynamic batch: {dc['pass']} pass, {dc['fail']} fail (rlx), "
+              f"{dc['not exportable']} not exportable (torch.export), {dc['not tried']} not tried")
 
     if a.write:
         import torch
@@ -611,11 +824,11 @@ def main(argv=None) -> int:
         meta = {"command": cmd.strip(), "date": datetime.date.today().isoformat(),
                 "rlx_rev": _git_rev(), "torch": f"torch {torch.__version__}",
                 "subset": "only" if a.only else a.subset, "decomposition": a.decomposition,
-                "total_s": total}
+                "total_s": total, "dynamic": None if a.no_dynamic else dc}
         write_markdown(a.write, recs, meta)
         write_json(a.write.with_suffix(".json"), recs, meta)
         print(f"wrote {a.write} and {a.write.with_suffix('.json')}")
-    return 0 if n_pass == len(recs) else 1
+    return 0 if n_pass == len(recs) and not dc["fail"] else 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,11 @@ Each model runs through `run_zoo.run_model` (the exporter in a child process of 
 failure message carries the same cause `run_zoo.py` reports: unsupported ops, an exporter
 exception, an rlx error, or the parity figures.  Set RLX_ZOO_LOCALIZE=1 to also localize a
 parity failure to its node (slower: a second export with intermediates).
+
+`test_zoo_model_dynamic_batch` is run_zoo's dynamic-batch pass (`run_zoo.dynamic_pass`): the
+model exported with a dynamic batch axis must pass `rlx verify` at two batch sizes; a model
+torch.export cannot export that way is skipped with torch's reason.  RLX_ZOO_DYNAMIC=0 leaves
+it out.
 """
 
 import os
@@ -21,6 +26,7 @@ import run_zoo  # noqa: E402
 
 SUBSET = "full" if os.environ.get("RLX_ZOO", "fast").lower() == "full" else "fast"
 NAMES = [m.name for m in models.subset(SUBSET)]
+DYNAMIC = os.environ.get("RLX_ZOO_DYNAMIC", "1") != "0"
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +50,18 @@ def test_registry_is_complete():
 @pytest.mark.parametrize("name", NAMES)
 def test_zoo_model_verifies(rlx_bin, tmp_path, name):
     localize = os.environ.get("RLX_ZOO_LOCALIZE") == "1"
-    rec = run_zoo.run_model(name, tmp_path, rlx_bin, localize=localize, keep=False)
+    rec = run_zoo.run_model(name, tmp_path, rlx_bin, localize=localize, keep=False,
+                            dynamic=False)
     assert rec["status"] == "pass", run_zoo.result_line(rec)
     assert rec["outputs"] and all(o["pass"] for o in rec["outputs"]), rec["outputs"]
     assert rec["min_cosine"] >= 0.99999, rec
+
+
+@pytest.mark.skipif(not DYNAMIC, reason="RLX_ZOO_DYNAMIC=0")
+@pytest.mark.parametrize("name", NAMES)
+def test_zoo_model_dynamic_batch(rlx_bin, tmp_path, name):
+    d = run_zoo.dynamic_pass(name, tmp_path, rlx_bin)
+    if d["status"] == "not exportable":
+        pytest.skip(f"torch.export cannot export {name} with a dynamic batch: {d['detail']}")
+    assert d["status"] == "pass", f"{name}: dynamic batch {d['reason']}: {d['detail']}"
+    assert len(d["batches"]) == 2 and len(set(d["batches"])) == 2, d

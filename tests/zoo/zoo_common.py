@@ -13,6 +13,9 @@ class ZooModel:
     build: Callable[[], tuple[Any, tuple]]
     fast: bool = False                # in the CI subset
     note: str = ""                    # configuration, substitutions
+    # the batch axis of each example input for run_zoo's dynamic-batch pass (None: the input
+    # has none); None here means axis 0 of every tensor input
+    batch_axes: tuple | None = None
 
 
 def seeded(seed: int = 0) -> None:
