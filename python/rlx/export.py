@@ -476,6 +476,34 @@ def _traceable_nn():
         tr._detect_is_causal_mask = orig
 
 
+def _specialized_dims(ep, dims) -> list[str]:
+    """The requested dynamic axes (``dims``: (flat user input, axis) -> Dim)
+    that ``ep`` recorded as plain integers, as "NAME (input i, axis a)"."""
+    users = _ir.classify_placeholders(ep).user_inputs
+    lost = []
+    for (i, axis), d in sorted(dims.items()):
+        val = users[i].meta.get("val") if i < len(users) else None
+        shape = getattr(val, "shape", None)
+        if shape is None or axis >= len(shape):
+            continue
+        size = shape[axis]
+        if isinstance(size, int) or (isinstance(size, torch.SymInt) and size.node.expr.is_number):
+            lost.append(f"{getattr(d, '__name__', str(d))} (input {i}, axis {axis})")
+    return lost
+
+
+def _check_dims_kept(base, ep, dims, errors, what) -> None:
+    """Raises when torch specialized a requested dynamic axis (the strict
+    tracer and run_decompositions do that, silently, when one of their guards
+    does not hold over the whole range)."""
+    lost = _specialized_dims(base, dims) or _specialized_dims(ep, dims)
+    if lost:
+        why = f"; torch's own message: {errors[0]}" if errors else ""
+        raise ExportError(
+            f"torch specialized {', '.join(lost)} to the example value while {what}: a shape guard on it "
+            f"does not hold over the requested range{why}. Narrow the range (or leave the axis static)")
+
+
 def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                    model_name: str | None = None, decomposition: str = "high",
                    write_reference: bool = True, intermediates: bool = False,
@@ -535,6 +563,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                               f"{type(e).__name__}: {e}")
         if ep is None:
             raise ExportError("; ".join(errors))
+        _check_dims_kept(base, ep, dims, errors, "exporting")
         if strict:
             _log(quiet, f"rlx.export: note: exported with strict=True after: {errors[0]}")
         eager_out = _eager_outputs(model, args) if write_reference else None
@@ -603,6 +632,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                         pass
             if not added:
                 break
+            _check_dims_kept(base, new_ep, dims, errors, f"decomposing {', '.join(added)}")
             auto += added
             rounds += 1
             _log(quiet, f"rlx.export: round {rounds}: decomposing {', '.join(added)}")

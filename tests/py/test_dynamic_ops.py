@@ -76,6 +76,27 @@ class Writes(nn.Module):
         return c, y, z, s, m
 
 
+class Misc(nn.Module):
+    """diagonal at offsets, cdist, pdist and histc with a symbolic number of
+    rows (diagonal(g, -2) needs n >= 4: torch guards it)."""
+
+    def forward(self, x):
+        g = x @ x.t()
+        d = torch.diagonal(g, 1).sum() + torch.diagonal(g, -2).sum()
+        return d, torch.cdist(x, x[:3]), F.pdist(x), torch.histc(x, bins=7, min=-2, max=2)
+
+
+class Bag(nn.Module):
+    """embedding_bag over a symbolic number of indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(20, 6, mode="mean")
+
+    def forward(self, ids, offsets):
+        return self.bag(ids, offsets)
+
+
 def _export(tmp_path, model, inputs, dynamic_shapes, decomposition):
     out = tmp_path / decomposition
     rlx.export_program(model, inputs, out, dynamic=dynamic_shapes, decomposition=decomposition,
@@ -122,3 +143,39 @@ def test_writes_at_every_binding(tmp_path, rlx_bin, decomposition):
     r = run_rlx(rlx_bin, "verify", out)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
+
+
+def test_misc_at_every_binding(tmp_path, rlx_bin):
+    torch.manual_seed(0)
+    out = _export(tmp_path, Misc().eval(), (torch.randn(9, 5),), ({0: Dim("n", min=4, max=25)},), "aten")
+    ir = json.loads((out / "torch-ir.json").read_text())
+    ops = {nd["op"].split(".")[1] for nd in ir["nodes"] if nd["op"].startswith("aten.")}
+    assert {"diagonal", "histc", "cdist", "pdist"} <= ops, ops
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
+
+
+def test_embedding_bag_at_every_binding(tmp_path, rlx_bin):
+    torch.manual_seed(0)
+    out = _export(tmp_path, Bag().eval(), (torch.randint(0, 20, (12,)), torch.tensor([0, 4, 7])),
+                  ({0: Dim("m", min=8, max=64)}, None), "high")
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert any("embedding_bag" in nd["op"] for nd in ir["nodes"])
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout
+
+
+def test_specialized_axis_is_an_error():
+    """torch's strict tracer and run_decompositions specialize a requested
+    dynamic axis silently when one of their guards fails over the range; the
+    exporter checks the program it got and refuses, naming the axis, instead
+    of writing a static program (here: an export that kept n static)."""
+    from rlx import export as rx
+    ep = torch.export.export(Misc().eval(), (torch.randn(9, 5),))
+    with pytest.raises(rlx.ExportError, match=r"specialized n \(input 0, axis 0\) to the example value while "
+                                              r"decomposing aten.foo"):
+        rx._check_dims_kept(ep, ep, {(0, 0): Dim("n", min=3, max=25)}, [], "decomposing aten.foo")
+    dyn = torch.export.export(Misc().eval(), (torch.randn(9, 5),), dynamic_shapes=({0: Dim("n", min=4, max=25)},))
+    rx._check_dims_kept(dyn, dyn, {(0, 0): Dim("n", min=4, max=25)}, [], "exporting")  # kept: no error

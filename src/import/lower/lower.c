@@ -20,7 +20,9 @@ static const lower_entry registry[] = {
 #define RLX_ATEN(name, fn) {"aten." #name, fn, false},
 #define RLX_ATEN_DYN(name, fn) {"aten." #name, fn, true},
 #define RLX_LIB_OP(ns, name, fn) {#ns "." #name, fn, false},
+#define RLX_LIB_OP_DYN(ns, name, fn) {#ns "." #name, fn, true},
 #include "import/lower/aten_ops.def"
+#undef RLX_LIB_OP_DYN
 #undef RLX_LIB_OP
 #undef RLX_ATEN_DYN
 #undef RLX_ATEN

@@ -50,7 +50,9 @@ typedef rlx_status (*rlx_lower_fn)(rlx_lower *lw, const rlx_aten_node *n);
 #define RLX_ATEN(name, fn) rlx_status fn(rlx_lower *lw, const rlx_aten_node *n);
 #define RLX_ATEN_DYN(name, fn) RLX_ATEN(name, fn)
 #define RLX_LIB_OP(ns, name, fn) RLX_ATEN(name, fn)
+#define RLX_LIB_OP_DYN(ns, name, fn) RLX_ATEN(name, fn)
 #include "import/lower/aten_ops.def"
+#undef RLX_LIB_OP_DYN
 #undef RLX_LIB_OP
 #undef RLX_ATEN_DYN
 #undef RLX_ATEN

@@ -276,11 +276,27 @@ rlx_status rlx_lower_diagonal(rlx_lower *lw, const rlx_aten_node *n) {
   if ((st = lw_axis(d1, r, "argument 'dim1'", &a1)) || (st = lw_axis(d2, r, "argument 'dim2'", &a2))) return st;
   if (a1 == a2) return lw_fail(RLX_ERR_SHAPE, "diagonal dims must differ");
   int64_t D1 = xv->shape.dims[a1], D2 = xv->shape.dims[a2];
-  off = RLX_MIN(RLX_MAX(off, -D1), D2); /* past either edge the diagonal is empty; then -off cannot overflow */
-  int64_t L = off >= 0 ? RLX_MAX(0, RLX_MIN(D1, D2 - off)) : RLX_MAX(0, RLX_MIN(D1 + off, D2));
-  rlx_shape ls = {.rank = 1, .dims = {L}};
-  int64_t o1 = off >= 0 ? 0 : -off, o2 = off >= 0 ? off : 0;
-  int32_t i1 = const_i64(lw, &ls, iota_plus, &o1), i2 = const_i64(lw, &ls, iota_plus, &o2);
+  int32_t i1, i2;
+  if (rlx_dim_is_sym(D1) || rlx_dim_is_sym(D2)) { /* the index vectors from aranges of the symbolic length */
+    rlx_symtab *t = lw_syms(lw);
+    off = RLX_MIN(RLX_MAX(off, -RLX_MAX_NUMEL), RLX_MAX_NUMEL); /* past either edge it is empty anyway */
+    rlx_dim L;
+    if ((st = off >= 0 ? rlx_dim_sub(t, D2, off, &L) : rlx_dim_add(t, D1, off, &L)) ||
+        (st = rlx_dim_min(t, L, off >= 0 ? D1 : D2, &L)) || (st = rlx_dim_max(t, L, 0, &L)))
+      return st;
+    int64_t o1 = off >= 0 ? 0 : -off, o2 = off >= 0 ? off : 0;
+    rlx_params p1 = {.arange = {.dtype = RLX_DTYPE_I64, .length = L, .start = (double)o1, .step = 1, .istart = o1,
+                                .istep = 1}};
+    rlx_params p2 = p1;
+    p2.arange.start = (double)o2, p2.arange.istart = o2;
+    i1 = lw_emit(lw, RLX_OP_ARANGE, &p1, NULL, 0), i2 = lw_emit(lw, RLX_OP_ARANGE, &p2, NULL, 0);
+  } else {
+    off = RLX_MIN(RLX_MAX(off, -D1), D2); /* past either edge the diagonal is empty; then -off cannot overflow */
+    int64_t L = off >= 0 ? RLX_MAX(0, RLX_MIN(D1, D2 - off)) : RLX_MAX(0, RLX_MIN(D1 + off, D2));
+    rlx_shape ls = {.rank = 1, .dims = {L}};
+    int64_t o1 = off >= 0 ? 0 : -off, o2 = off >= 0 ? off : 0;
+    i1 = const_i64(lw, &ls, iota_plus, &o1), i2 = const_i64(lw, &ls, iota_plus, &o2);
+  }
   if (i1 < 0 || i2 < 0) return rlx_last_status();
   int lo = RLX_MIN(a1, a2), hi = RLX_MAX(a1, a2);
   int32_t in[3] = {x, a1 < a2 ? i1 : i2, a1 < a2 ? i2 : i1};
