@@ -65,9 +65,20 @@ def parse_dynamic_spec(spec: str) -> tuple[str, int, str, int | None, int | None
         hi = int(parts[4]) if len(parts) == 5 else None
     except ValueError:
         raise ExportError(f"--dynamic '{spec}': AXIS, MIN and MAX must be integers") from None
-    if not parts[0] or not parts[2].isidentifier():
-        raise ExportError(f"--dynamic '{spec}': INPUT must be non-empty and NAME an identifier")
+    if not parts[0] or not (parts[2].isidentifier() or _derived(parts[2])):
+        raise ExportError(f"--dynamic '{spec}': INPUT must be non-empty and NAME an identifier, or "
+                          "K*NAME[+C] for an axis that is a multiple of the symbol NAME (MIN and MAX "
+                          "then bound NAME)")
     return parts[0], axis, parts[2], lo, hi
+
+
+def _derived(name: str) -> tuple[int, str, int] | None:
+    """``K*NAME`` or ``K*NAME+C`` (K >= 1, C >= 0 integers): (K, NAME, C)."""
+    import re
+    m = re.fullmatch(r"\s*(\d+)\s*\*\s*([A-Za-z_]\w*)\s*(?:\+\s*(\d+))?\s*", name)
+    if not m or int(m.group(1)) < 1:
+        return None
+    return int(m.group(1)), m.group(2), int(m.group(3) or 0)
 
 
 def _is_spec_list(dynamic) -> bool:
@@ -94,11 +105,22 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
     except (TypeError, ValueError):
         params = []
-    dims: dict[str, Any] = {}
-    per_input: list[dict | None] = [None] * len(args)
+    parsed = []
+    ranges: dict[str, dict] = {}  # symbol -> its explicit range; every mention must agree
     for spec in dynamic:
         inp, axis, name, lo, hi = parse_dynamic_spec(spec) if isinstance(spec, str) else (
             tuple(spec) + (None, None))[:5]
+        der = _derived(name) or (1, name, 0)
+        kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+        if kw and ranges.get(der[1]) and kw != ranges[der[1]]:
+            raise ExportError(f"--dynamic '{spec}': symbol '{der[1]}' was given another range before "
+                              f"([{ranges[der[1]].get('min')}, {ranges[der[1]].get('max')}])")
+        if kw or der[1] not in ranges:
+            ranges[der[1]] = kw
+        parsed.append((spec, inp, axis, der))
+    dims = {base: torch.export.Dim(base, **kw) for base, kw in ranges.items()}
+    per_input: list[dict | None] = [None] * len(args)
+    for spec, inp, axis, (k, base, c) in parsed:
         if isinstance(inp, int) or str(inp).isdigit():
             pos = int(inp)
         elif inp in params[:len(args)]:
@@ -112,11 +134,13 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
         if not -rank <= axis < rank:
             raise ExportError(f"--dynamic: axis {axis} out of range for input '{inp}' "
                               f"(rank {rank})")
-        if name not in dims:
-            kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
-            dims[name] = torch.export.Dim(name, **kw)
+        d = dims[base]
+        if k != 1:
+            d = d * k
+        if c:
+            d = d + c
         per_input[pos] = per_input[pos] or {}
-        per_input[pos][axis % rank] = dims[name]
+        per_input[pos][axis % rank] = d
     return tuple(per_input)
 
 
@@ -762,7 +786,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also store float64 outputs when the model's float64 copy fits in N MiB "
                          "(0: never)")
     ap.add_argument("--dynamic", action="append", default=[], metavar="INPUT:AXIS:NAME[:MIN:MAX]",
-                    help="make an input axis a shape symbol NAME (inclusive range MIN..MAX)")
+                    help="make an input axis a shape symbol NAME (inclusive range MIN..MAX); "
+                         "NAME may be K*SYM[+C], an axis that is K times the symbol SYM (plus C), "
+                         "e.g. x:2:16*hp:4:14 for image heights 64..224 in steps of 16")
     ap.add_argument("--default-max", type=int, default=_shapes.DEFAULT_MAX, metavar="N",
                     help="max of a symbol given no MAX and left unbounded by torch "
                          f"(default {_shapes.DEFAULT_MAX})")

@@ -47,11 +47,30 @@ const rlx_op_vtable rlx_op_flip = {.infer = flip_infer, .ref = flip_ref, .print 
 
 /* ---- as_strided ---- */
 
+static bool as_strided_symbolic(const rlx_shape *x, const rlx_as_strided_params *p) {
+  bool sym = rlx_shape_is_symbolic(x) || rlx_dim_is_sym(p->offset);
+  for (int d = 0; d < p->size.rank; d++) sym |= rlx_dim_is_sym(p->size.dims[d]) || rlx_dim_is_sym(p->stride[d]);
+  return sym;
+}
+
 static rlx_status as_strided_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_as_strided_params *p = &n->p.as_strided;
-  int64_t total = rlx_shape_numel(&x->shape);
   if (p->size.rank < 0 || p->size.rank > RLX_MAX_RANK) RLX_INFER_FAIL("as_strided rank %d", p->size.rank);
+  if (as_strided_symbolic(&x->shape, p)) {
+    /* symbolic sizes, strides or offset: each must be a valid dim (>= 0 at
+     * some binding); the read range is checked at each binding, where the
+     * instance re-infers the node at concrete shapes (docs/design.md, "Shapes") */
+    bool ok = rlx_dim_valid(&g->syms, p->offset) && rlx_dim_may_le(g, 0, p->offset);
+    for (int d = 0; d < p->size.rank; d++)
+      ok &= rlx_dim_valid(&g->syms, p->size.dims[d]) && rlx_dim_valid(&g->syms, p->stride[d]) &&
+            rlx_dim_may_le(g, 0, p->size.dims[d]) && rlx_dim_may_le(g, 0, p->stride[d]);
+    if (!ok) RLX_INFER_FAIL("as_strided: a size, stride or offset is negative at every binding");
+    os[0] = p->size;
+    od[0] = x->dtype;
+    return RLX_OK;
+  }
+  int64_t total = rlx_shape_numel(&x->shape);
   if (p->offset < 0) RLX_INFER_FAIL("as_strided storage offset %lld is negative", (long long)p->offset);
   bool empty = false, ok = true;
   for (int d = 0; d < p->size.rank; d++) {
@@ -97,8 +116,15 @@ static void as_strided_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, " offset=%lld", (long long)p->offset);
 }
 
-const rlx_op_vtable rlx_op_as_strided = {
-    .infer = as_strided_infer, .ref = as_strided_ref, .print = as_strided_print};
+static void as_strided_concretize(rlx_params *p, const int64_t *ev) {
+  rlx_as_strided_params *a = &p->as_strided;
+  a->offset = rlx_dim_value(a->offset, ev);
+  for (int d = 0; d < a->size.rank; d++)
+    a->size.dims[d] = rlx_dim_value(a->size.dims[d], ev), a->stride[d] = rlx_dim_value(a->stride[d], ev);
+}
+
+const rlx_op_vtable rlx_op_as_strided = {.infer = as_strided_infer, .ref = as_strided_ref, .print = as_strided_print,
+                                         .symbolic = true, .concretize = as_strided_concretize};
 
 /* ---- col2im ---- */
 

@@ -317,5 +317,54 @@ TEST(conv_picks_winograd_per_binding) {
   remove_export();
 }
 
+/* as_strided of a symbolic tensor: the read range is checked at each
+ * binding; one that would read past the end is refused, naming the node, and
+ * the session stays usable. x [seq] -> as_strided(x, [seq - 4, 2], [1, 2])
+ * reads up to (seq - 5) + 2 < seq. A static size [6, 2] reads element 7,
+ * so seq <= 7 is refused. */
+TEST(as_strided_checked_per_binding) {
+  write_export("{'format': 'rlx-torch-ir', 'version': 1, 'symbols': [{'name': 'seq', 'min': 5, 'max': 64, 'hint': 9}],"
+               " 'inputs': [{'id': 'x', 'shape': [9], 'sym_shape': ['seq'], 'dtype': 'f32'}], 'weights': [],"
+               " 'nodes': [{'id': 'n', 'op': 'aten.sym_size.int', 'args': [{'ref': 'x'}, {'int': 0}], 'kwargs': {},"
+               "   'out': {'scalar': {'int': 9}, 'sym': 'seq'}},"
+               "  {'id': 'n4', 'op': 'sym_sub', 'args': [{'sym': 'n'}, {'int': 4}], 'kwargs': {}, 'out': {'scalar': {'int': 5}}},"
+               "  {'id': 'a', 'op': 'aten.as_strided.default', 'args': [{'ref': 'x'}, {'list': [{'sym': 'n4'}, {'int': 2}]},"
+               "   {'list': [{'int': 1}, {'int': 2}]}], 'kwargs': {},"
+               "   'out': {'shape': [5, 2], 'sym_shape': ['seq - 4', 2], 'dtype': 'f32'}},"
+               "  {'id': 'b', 'op': 'aten.as_strided.default', 'args': [{'ref': 'x'}, {'list': [{'int': 6}, {'int': 2}]},"
+               "   {'list': [{'int': 1}, {'int': 2}]}], 'kwargs': {}, 'out': {'shape': [6, 2], 'dtype': 'f32'}}],"
+               " 'outputs': [{'ref': 'a', 'shape': [5, 2], 'sym_shape': ['seq - 4', 2], 'dtype': 'f32'},"
+               "  {'ref': 'b', 'shape': [6, 2], 'dtype': 'f32'}]}");
+  rlx_model *m = NULL;
+  rlx_compiled *c = NULL;
+  rlx_session *s = NULL;
+  CHECK_OK(rlx_model_load(dir, NULL, &m));
+  if (m) CHECK_OK(rlx_model_compile(m, NULL, &c));
+  if (c) CHECK_OK(rlx_session_create(c, &s));
+  float x[64];
+  for (int i = 0; i < 64; i++) x[i] = (float)i;
+  int64_t seqs[] = {12, 7, 8, 64};
+  for (size_t k = 0; s && k < sizeof seqs / sizeof seqs[0]; k++) {
+    int64_t L = seqs[k];
+    rlx_tensor_view xv = {.data = x, .dtype = RLX_DTYPE_F32, .rank = 1, .dims = {L}};
+    CHECK_OK(rlx_session_bind_input(s, "x", &xv));
+    if (L <= 7) {
+      CHECK_ERR(rlx_session_run(s), RLX_ERR_SHAPE, "node 'b'");
+      continue;
+    }
+    CHECK_OK(rlx_session_run(s));
+    rlx_tensor_view o;
+    CHECK_OK(rlx_session_output(s, 0, &o));
+    CHECK(o.rank == 2 && o.dims[0] == L - 4 && o.dims[1] == 2);
+    for (int64_t i = 0; i < (L - 4) * 2 && o.rank == 2; i++) CHECK(((float *)o.data)[i] == (float)(i / 2 + 2 * (i % 2)));
+    CHECK_OK(rlx_session_output(s, 1, &o));
+    for (int64_t i = 0; i < 12; i++) CHECK(((float *)o.data)[i] == (float)(i / 2 + 2 * (i % 2)));
+  }
+  rlx_session_destroy(s);
+  rlx_compiled_destroy(c);
+  rlx_model_destroy(m);
+  remove_export();
+}
+
 TEST_MAIN(runs_at_every_binding, bad_bindings_refused, recorded_shapes_cross_checked,
-          kernel_choice_holds_at_every_binding, conv_picks_winograd_per_binding)
+          kernel_choice_holds_at_every_binding, conv_picks_winograd_per_binding, as_strided_checked_per_binding)

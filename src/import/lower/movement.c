@@ -373,21 +373,22 @@ rlx_status rlx_lower_pixel_shuffle(rlx_lower *lw, const rlx_aten_node *n) {
 
 rlx_status rlx_lower_as_strided(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
-  int64_t size[RLX_MAX_RANK], stride[RLX_MAX_RANK], off;
+  rlx_dim size[RLX_MAX_RANK], stride[RLX_MAX_RANK], off;
   int ns, nt;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(lw, n, 1, "size", size, RLX_MAX_RANK, &ns);
-  if (!st) st = lw_ints(lw, n, 2, "stride", stride, RLX_MAX_RANK, &nt);
-  if (!st) st = lw_int(lw, n, 3, "storage_offset", 0, &off);
+  if (!st) st = lw_dims(lw, n, 1, "size", size, RLX_MAX_RANK, &ns);
+  if (!st) st = lw_dims(lw, n, 2, "stride", stride, RLX_MAX_RANK, &nt);
+  if (!st) st = lw_dim(lw, n, 3, "storage_offset", 0, &off);
   if (st) return st;
   if (ns != nt) return lw_fail(RLX_ERR_SHAPE, "as_strided: %d sizes and %d strides", ns, nt);
   for (int i = 0; i < ns; i++) { /* torch: sizes >= 0, no negative strides; the op checks the span */
-    if (size[i] < 0)
+    if (!rlx_dim_is_sym(size[i]) && size[i] < 0)
       return lw_fail(RLX_ERR_SHAPE, "argument 'size'[%d] is %lld; it must be >= 0", i, (long long)size[i]);
-    if (stride[i] < 0)
+    if (!rlx_dim_is_sym(stride[i]) && stride[i] < 0)
       return lw_fail(RLX_ERR_SHAPE, "argument 'stride'[%d] is %lld; it must be >= 0", i, (long long)stride[i]);
   }
-  if (off < 0) return lw_fail(RLX_ERR_SHAPE, "argument 'storage_offset' is %lld; it must be >= 0", (long long)off);
+  if (!rlx_dim_is_sym(off) && off < 0)
+    return lw_fail(RLX_ERR_SHAPE, "argument 'storage_offset' is %lld; it must be >= 0", (long long)off);
   rlx_params p;
   memset(&p, 0, sizeof p);
   p.as_strided.size.rank = ns;
