@@ -179,3 +179,37 @@ def test_specialized_axis_is_an_error():
         rx._check_dims_kept(ep, ep, {(0, 0): Dim("n", min=3, max=25)}, [], "decomposing aten.foo")
     dyn = torch.export.export(Misc().eval(), (torch.randn(9, 5),), dynamic_shapes=({0: Dim("n", min=4, max=25)},))
     rx._check_dims_kept(dyn, dyn, {(0, 0): Dim("n", min=4, max=25)}, [], "exporting")  # kept: no error
+
+
+class Patches(nn.Module):
+    """A ViT-style patch embedding: the image side must be a multiple of 8."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 16, 8, stride=8)
+
+    def forward(self, x):
+        if x.shape[2] % 8 or x.shape[3] % 8:
+            raise ValueError("image size must be a multiple of the patch size")
+        return self.proj(x).flatten(2).transpose(1, 2).softmax(-1)
+
+
+def test_derived_axis_spec(tmp_path, rlx_bin):
+    """--dynamic x:2:8*hp:2:12 makes the height 8*hp, hp in [2, 12]; a height
+    that is no multiple of 8 is refused by rlx run naming the form."""
+    import numpy as np
+    from rlx import export as rx
+    assert rx.parse_dynamic_spec("x:2:8*hp:2:12") == ("x", 2, "8*hp", 2, 12)
+    with pytest.raises(rlx.ExportError, match="another range"):
+        rx.dynamic_shapes_spec(Patches(), (torch.randn(1, 3, 32, 32),), ["x:2:8*hp:2:12", "x:3:8*hp:2:10"])
+    torch.manual_seed(0)
+    out = tmp_path / "p"
+    rlx.export_program(Patches().eval(), (torch.randn(2, 3, 32, 48),), out, reference_shapes=True,
+                       dynamic=["x:0:b:1:3", "x:2:8*hp:2:12", "x:3:8*wp:2:12"], check=True)
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert ir["inputs"][0]["sym_shape"] == ["b", 3, "8*hp", "8*wp"], ir["inputs"][0]
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0 and r.stdout.count("binding ") >= 4, r.stdout + r.stderr
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 36, 48), np.float32))
+    r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "o")
+    assert r.returncode == 2 and "is 36, which is not 8*hp for any hp in [2, 12]" in r.stderr, r.stderr
