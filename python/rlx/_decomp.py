@@ -29,6 +29,12 @@ PRESERVED_OPS = (
     "native_group_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training", "rms_norm", "convolution", "conv1d", "conv2d",
     "linear", "gelu", "silu", "_softmax", "softmax", "_log_softmax", "log_softmax", "embedding",
+    # interpolation: torch's decompositions compute the scale as a float of the
+    # sizes, which a symbolic output size turns into float arithmetic on shape
+    # symbols; rlx lowers them whole (src/import/lower/resize.c)
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact2d", "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d",
+    "upsample_trilinear3d", "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa",
 )
 
 CHECK_TIMEOUT_S = 600

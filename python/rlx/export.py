@@ -101,10 +101,13 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
     if not _is_spec_list(dynamic):
         return dynamic
     try:
-        params = [p.name for p in inspect.signature(model.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        sig = [p for p in inspect.signature(model.forward).parameters.values()
+               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
     except (TypeError, ValueError):
-        params = []
+        sig = []
+    params = [p.name for p in sig]
+    var = next((i for i, p in enumerate(sig) if p.kind == p.VAR_POSITIONAL), None)
+    names = params[:var] if var is not None else params  # inputs in *args go by position only
     parsed = []
     ranges: dict[str, dict] = {}  # symbol -> its explicit range; every mention must agree
     for spec in dynamic:
@@ -123,11 +126,12 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
     for spec, inp, axis, (k, base, c) in parsed:
         if isinstance(inp, int) or str(inp).isdigit():
             pos = int(inp)
-        elif inp in params[:len(args)]:
-            pos = params.index(inp)
+        elif inp in names[:len(args)]:
+            pos = names.index(inp)
         else:
-            raise ExportError(f"--dynamic: no positional input named '{inp}' "
-                              f"(inputs: {', '.join(params[:len(args)]) or 'none'})")
+            raise ExportError(f"--dynamic: no positional input named '{inp}' (inputs: "
+                              f"{', '.join(names[:len(args)]) or 'none'}"
+                              f"{'; those in *' + params[var] + ' go by position: 0, 1, ...' if var is not None else ''})")
         if not 0 <= pos < len(args) or not isinstance(args[pos], torch.Tensor):
             raise ExportError(f"--dynamic: input '{inp}' is not a tensor example input")
         rank = args[pos].dim()
@@ -141,6 +145,10 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
             d = d + c
         per_input[pos] = per_input[pos] or {}
         per_input[pos][axis % rank] = d
+    if var is not None:  # forward(x, *args): torch wants the extra inputs keyed by the *args name
+        named = {p: per_input[i] for i, p in enumerate(params[:var])}
+        named[params[var]] = tuple(per_input[var:])
+        return named
     return tuple(per_input)
 
 
@@ -503,7 +511,10 @@ def _traceable_nn():
 def _specialized_dims(ep, dims) -> list[str]:
     """The requested dynamic axes (``dims``: (flat user input, axis) -> Dim)
     that ``ep`` recorded as plain integers, as "NAME (input i, axis a)"."""
-    users = _ir.classify_placeholders(ep).user_inputs
+    if not dims:
+        return []
+    user = set(ep.graph_signature.user_inputs)
+    users = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in user]
     lost = []
     for (i, axis), d in sorted(dims.items()):
         val = users[i].meta.get("val") if i < len(users) else None

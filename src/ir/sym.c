@@ -392,6 +392,36 @@ static rlx_status split_by(rlx_symtab *t, rlx_dim a, int64_t c, rlx_dim *q, rlx_
   return st ? st : intern_poly(t, &pr, r);
 }
 
+/* a = k*b + rem for a constant k and a constant rem in [0, min b), b
+ * symbolic and positive: the form a size divided by a size it is a multiple
+ * of takes (Swin's padded windows: floordiv(4*h + 4, h + 1)). */
+static bool const_multiple(rlx_symtab *t, rlx_dim a, rlx_dim b, int64_t *k, int64_t *rem) {
+  int64_t blo, bhi;
+  rlx_dim_bounds(t, b, &blo, &bhi);
+  if (blo <= 0 || !rlx_dim_is_sym(a)) return false;
+  poly pa, pb;
+  poly_of(t, a, &pa);
+  poly_of(t, b, &pb);
+  const rlx_term *lead = NULL;
+  for (int32_t i = 0; i < pb.n && !lead; i++)
+    if (pb.t[i].deg > 0) lead = &pb.t[i];
+  if (!lead) return false;
+  for (int32_t i = 0; i < pa.n; i++) {
+    const rlx_term *m = &pa.t[i];
+    if (m->deg != lead->deg || memcmp(m->atoms, lead->atoms, sizeof(int32_t) * (size_t)m->deg)) continue;
+    if (m->coef % lead->coef) return false;
+    rlx_dim kb, r;
+    *k = m->coef / lead->coef;
+    if (scale(t, b, *k, &kb) || rlx_dim_sub(t, a, kb, &r)) {
+      rlx_error_clear();
+      return false;
+    }
+    if (rlx_dim_is_sym(r) || r < 0 || r >= blo) return false;
+    return *rem = r, true;
+  }
+  return false;
+}
+
 rlx_status rlx_dim_floordiv(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) {
   if (!rlx_dim_is_sym(b)) {
     if (b == 0) return rlx_errorf(RLX_ERR_UNSUPPORTED, "a symbolic size is divided by zero");
@@ -447,6 +477,8 @@ rlx_status rlx_dim_floordiv(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) {
     rlx_dim_bounds(t, b, &lo, &hi);
     if (lo > 0) return *out = 1, RLX_OK;
   }
+  int64_t k, rem;
+  if (const_multiple(t, a, b, &k, &rem)) return *out = k, RLX_OK;
   rlx_atom at = {.kind = RLX_ATOM_FLOORDIV, .a = a, .b = b, .lo = INT64_MIN, .hi = INT64_MAX};
   int64_t alo, ahi, blo, bhi;
   rlx_dim_bounds(t, a, &alo, &ahi);
@@ -484,6 +516,8 @@ rlx_status rlx_dim_mod(rlx_symtab *t, rlx_dim a, rlx_dim b, rlx_dim *out) {
   int64_t blo, bhi;
   rlx_dim_bounds(t, b, &blo, &bhi);
   if (a == b && blo > 0) return *out = 0, RLX_OK;
+  int64_t k, rem;
+  if (const_multiple(t, a, b, &k, &rem)) return *out = rem, RLX_OK;
   rlx_atom at = {.kind = RLX_ATOM_MOD, .a = a, .b = b, .lo = INT64_MIN, .hi = INT64_MAX};
   if (blo > 0) at.lo = 0, at.hi = bhi - 1;
   return atom_dim(t, at, out);

@@ -65,6 +65,16 @@ TEST(floordiv_mod_simplify) {
   CHECK(P(&t, "max(s0, 0)") == P(&t, "s0"));  /* decided by bounds */
   CHECK(P(&t, "min(s1, 1)") == 1);
   CHECK(P(&t, "min(s0, s1)") == P(&t, "min(s1, s0)")); /* commutative */
+  /* by a symbolic divisor it is a constant multiple of (s1 >= 2): Swin's padded window count */
+  CHECK(P(&t, "floordiv(4*s1 + 4, s1 + 1)") == 4);
+  CHECK(P(&t, "floordiv(4*s1 + 5, s1 + 1)") == 4); /* remainder 1 < min(s1 + 1) = 3 */
+  CHECK(P(&t, "mod(4*s1 + 5, s1 + 1)") == 1);
+  CHECK(P(&t, "floordiv(4*s1 + 4, 2*s1 + 2)") == 2);
+  CHECK(P(&t, "floordiv(4*s1 + 4 - mod(4*s1 + 2, 4) + 2, s1 + 1)") == 4);
+  CHECK(rlx_dim_is_sym(P(&t, "floordiv(4*s1 + 9, s1 + 1)"))); /* remainder 5: not below every s1 + 1 */
+  CHECK(rlx_dim_is_sym(P(&t, "floordiv(3*s1, 2*s1 + 1)")));  /* 3 is no multiple of 2 */
+  int64_t v[2] = {7, 2};
+  CHECK(E(&t, P(&t, "floordiv(4*s1 + 9, s1 + 1)"), v) == 5 && E(&t, P(&t, "mod(4*s1 + 9, s1 + 1)"), v) == 2);
   rlx_symtab_free(&t);
 }
 

@@ -213,3 +213,27 @@ def test_derived_axis_spec(tmp_path, rlx_bin):
     np.save(tmp_path / "x.npy", np.zeros((1, 3, 36, 48), np.float32))
     r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "o")
     assert r.returncode == 2 and "is 36, which is not 8*hp for any hp in [2, 12]" in r.stderr, r.stderr
+
+
+class Star(nn.Module):
+    def forward(self, x, *rest):
+        return x * 2 + rest[0] - rest[1].sum(1, keepdim=True)
+
+
+def test_var_positional_inputs(tmp_path, rlx_bin):
+    """--dynamic on inputs that arrive through forward(x, *rest): torch wants
+    those keyed by the *rest name; a name that is not a parameter is refused
+    with the positions to use."""
+    from rlx import export as rx
+    args = (torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 5))
+    ds = rx.dynamic_shapes_spec(Star(), args, ["x:0:b:1:8", "1:0:b", "2:0:b", "2:1:n:1:9"])
+    assert set(ds) == {"x", "rest"} and len(ds["rest"]) == 2
+    with pytest.raises(rlx.ExportError, match=r"those in \*rest go by position"):
+        rx.dynamic_shapes_spec(Star(), args, ["rest:0:b"])
+    out = tmp_path / "star"
+    rlx.export_program(Star().eval(), args, out, dynamic=["x:0:b:1:8", "1:0:b", "2:0:b", "2:1:n:1:9"],
+                       reference_shapes=True, check=True)
+    ir = json.loads((out / "torch-ir.json").read_text())
+    assert [s["name"] for s in ir["symbols"]] == ["b", "n"], ir["symbols"]
+    r = run_rlx(rlx_bin, "verify", out)
+    assert r.returncode == 0 and r.stdout.count("binding ") >= 4, r.stdout + r.stderr

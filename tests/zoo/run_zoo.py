@@ -415,7 +415,7 @@ def dynamic_pass(name: str, work: Path, rlx_bin: Path, decomposition: str = "hig
     checked = [b for b in j.get("bindings", [])]
     if v["rc"] == 0 and len(checked) == len(d["bindings"]) and all(b["pass"] for b in checked):
         d["status"] = "pass"
-        d["batches"] = d["example_batch"] + [b["batch"] for b in checked]
+        d["batches"] = d["example_batch"] + [b["values"]["batch"] for b in checked]
     elif v["rc"] == 1:
         d["reason"] = "parity"
         bad = [("example", o) for o in j.get("outputs", []) if not o.get("pass", True)]

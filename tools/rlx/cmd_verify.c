@@ -186,11 +186,12 @@ int cmd_verify(int argc, char **argv) {
       break;
     }
     printf("binding %d:", k);
+    cJSON *vals = cJSON_AddObjectToObject(b, "values"); /* apart from "k" and "pass": symbols may be named so */
     for (int s = 0; s < rlx_model_symbol_count(m); s++) {
       rlx_symbol_info si;
       rlx_model_symbol_info(m, s, &si);
       printf("%s %s=%lld", s ? "," : "", si.name, (long long)c.session->cur->syms[s]);
-      cJSON_AddNumberToObject(b, si.name, (double)c.session->cur->syms[s]);
+      cJSON_AddNumberToObject(vals, si.name, (double)c.session->cur->syms[s]);
     }
     printf("\n");
     bool bpass = true;

@@ -109,10 +109,10 @@ rlx_status rlx_lower_roll(rlx_lower *lw, const rlx_aten_node *n) {
  * expand it to r, and merge it into the axis. */
 rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
-  int64_t reps[RLX_MAX_RANK];
+  rlx_dim reps[RLX_MAX_RANK]; /* a count may be a symbolic size (x.repeat(batch, 1, 1)) */
   int cnt;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
-  if (!st) st = lw_ints(lw, n, 1, lw_is(n, "tile") ? "dims" : "repeats", reps, RLX_MAX_RANK, &cnt);
+  if (!st) st = lw_dims(lw, n, 1, lw_is(n, "tile") ? "dims" : "repeats", reps, RLX_MAX_RANK, &cnt);
   if (st) return st;
   rlx_shape s = lw_val(lw, x)->shape;
   if (lw_is(n, "tile") && cnt < s.rank) { /* tile pads the repeats with leading ones */
@@ -124,10 +124,10 @@ rlx_status rlx_lower_repeat(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_shape cur = {.rank = cnt}, full = {.rank = cnt}; /* x viewed with leading unit axes; the result */
   for (int i = 0; i < cnt; i++) {
     cur.dims[i] = i < cnt - s.rank ? 1 : s.dims[i - (cnt - s.rank)];
-    if (reps[i] < 0)
+    if (!rlx_dim_is_sym(reps[i]) && reps[i] < 0)
       return lw_fail(RLX_ERR_SHAPE, "argument '%s'[%d] is %lld; repeats must be >= 0",
                      lw_is(n, "tile") ? "dims" : "repeats", i, (long long)reps[i]);
-    if (rlx_dim_is_sym(cur.dims[i])) { /* a symbolic dim times a constant; its bounds are checked with the graph's */
+    if (rlx_dim_is_sym(cur.dims[i]) || rlx_dim_is_sym(reps[i])) { /* bounds checked with the graph's */
       rlx_status ms = rlx_dim_mul(lw_syms(lw), cur.dims[i], reps[i], &full.dims[i]);
       if (ms) return ms;
       continue;
