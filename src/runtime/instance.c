@@ -11,6 +11,17 @@
 
 #include "runtime/runtime.h"
 
+/* Node i's kernel argument views from the instance's values. */
+static void set_views(rlx_instance *inst, int32_t i) {
+  const rlx_node *n = &inst->g.nodes[i];
+  int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in), at = inst->view_at[i];
+  for (int32_t k = 0; k < nin; k++) {
+    memset(&inst->views[at + k], 0, sizeof inst->views[at + k]);
+    if (k < n->n_in && n->in[k] >= 0) inst->views[at + k] = rlx_value_view(&inst->g.values[n->in[k]]);
+  }
+  for (int32_t k = 0; k < n->n_out; k++) inst->views[at + nin + k] = rlx_value_view(&inst->g.values[n->out[k]]);
+}
+
 rlx_status rlx_instance_alloc(const rlx_compiled *c, rlx_instance *inst) {
   const rlx_graph *g = &c->graph;
   memset(inst, 0, sizeof *inst);
@@ -30,8 +41,20 @@ rlx_status rlx_instance_alloc(const rlx_compiled *c, rlx_instance *inst) {
       !inst->view_at)
     st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory for a binding's plan");
   if (!st) st = rlx_plan_alloc(&inst->plan, g->n_values, g->n_nodes);
-  if (st) rlx_instance_free(inst);
-  return st;
+  if (st) {
+    rlx_instance_free(inst);
+    return st;
+  }
+  memcpy(inst->g.values, g->values, sizeof(rlx_value) * (size_t)g->n_values);
+  memcpy(inst->g.nodes, g->nodes, sizeof(rlx_node) * (size_t)g->n_nodes);
+  inst->g.n_values = g->n_values, inst->g.n_nodes = g->n_nodes;
+  int32_t at = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) { /* static nodes' views hold at every binding */
+    inst->view_at[i] = at;
+    set_views(inst, i);
+    at += RLX_MAX(g->nodes[i].n_in, rlx_op_table[g->nodes[i].op].max_in) + g->nodes[i].n_out;
+  }
+  return RLX_OK;
 }
 
 void rlx_instance_free(rlx_instance *inst) {
@@ -204,13 +227,12 @@ static rlx_status concretize(const rlx_compiled *c, const rlx_bind_ws *w, rlx_in
   ig->inputs = g->inputs, ig->n_inputs = g->n_inputs;
   ig->outputs = g->outputs, ig->n_outputs = g->n_outputs;
   ig->fx_values = g->fx_values, ig->n_fx_values = g->n_fx_values;
-  memcpy(ig->values, g->values, sizeof(rlx_value) * (size_t)g->n_values);
-  memcpy(ig->nodes, g->nodes, sizeof(rlx_node) * (size_t)g->n_nodes);
   memcpy(inst->syms, w->syms, sizeof(int64_t) * (size_t)g->syms.n_syms);
   char at[256], a[256], b[256];
-  for (int32_t v = 0; v < g->n_values; v++) {
+  for (int32_t k = 0; k < c->n_sym_values; k++) { /* the rest is the copy rlx_instance_alloc made */
+    int32_t v = c->sym_values[k];
     rlx_shape *s = &ig->values[v].shape;
-    if (!rlx_shape_is_symbolic(s)) continue;
+    *s = g->values[v].shape;
     for (int d = 0; d < s->rank; d++) s->dims[d] = rlx_dim_value(s->dims[d], w->expr_vals);
     if (!rlx_shape_valid(s, NULL)) {
       const rlx_value *val = &g->values[v];
@@ -224,10 +246,11 @@ static rlx_status concretize(const rlx_compiled *c, const rlx_bind_ws *w, rlx_in
                         rlx_shape_str(s, a, sizeof a), binding_str(&g->syms, w->syms, at, sizeof at));
     }
   }
-  for (int32_t i = 0; i < g->n_nodes; i++) {
+  for (int32_t j = 0; j < c->n_sym_nodes; j++) {
+    int32_t i = c->sym_nodes[j];
     rlx_node *n = &ig->nodes[i];
     const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
-    if (vt->concretize) vt->concretize(&n->p, w->expr_vals);
+    if (vt->concretize) n->p = g->nodes[i].p, vt->concretize(&n->p, w->expr_vals);
     rlx_shape shapes[4];
     rlx_dtype dtypes[4];
     if (vt->infer(ig, n, shapes, dtypes)) {
@@ -250,7 +273,10 @@ static rlx_status concretize(const rlx_compiled *c, const rlx_bind_ws *w, rlx_in
 /* Scratch and kernel per node, the memory plan and the views. */
 static rlx_status finish(const rlx_compiled *c, rlx_bind_ws *w, int threads, size_t arena_cap, rlx_instance *inst) {
   const rlx_graph *ig = &inst->g;
-  for (int32_t i = 0; i < ig->n_nodes; i++) {
+  /* static nodes' kernels and scratch hold at every binding: made at the first */
+  int32_t todo = inst->static_done ? c->n_sym_nodes : ig->n_nodes;
+  for (int32_t j = 0; j < todo; j++) {
+    int32_t i = inst->static_done ? c->sym_nodes[j] : j;
     const rlx_node *n = &ig->nodes[i];
     const rlx_kernel *k = &c->kernels[i];
     const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
@@ -262,6 +288,7 @@ static rlx_status finish(const rlx_compiled *c, rlx_bind_ws *w, int threads, siz
                         "its largest binding was sized for", n->label, sz, c->max_scratch);
     inst->scratch[i] = sz;
   }
+  inst->static_done = true;
   rlx_status st = rlx_plan_memory_ws(ig, true, inst->scratch, w->plan, &inst->plan);
   if (st) return st;
   if (inst->plan.values_size > arena_cap - c->max_scratch) { /* the bound plan holds every binding */
@@ -271,18 +298,7 @@ static rlx_status finish(const rlx_compiled *c, rlx_bind_ws *w, int threads, siz
   inst->plan.scratch_offset = inst->plan.values_size;
   inst->plan.scratch_size = c->max_scratch;
   inst->plan.arena_size = inst->plan.values_size + c->max_scratch;
-  int32_t at = 0;
-  for (int32_t i = 0; i < ig->n_nodes; i++) {
-    const rlx_node *n = &ig->nodes[i];
-    int32_t nin = RLX_MAX(n->n_in, rlx_op_table[n->op].max_in);
-    inst->view_at[i] = at;
-    for (int32_t k = 0; k < nin; k++) {
-      memset(&inst->views[at + k], 0, sizeof inst->views[at + k]);
-      if (k < n->n_in && n->in[k] >= 0) inst->views[at + k] = rlx_value_view(&ig->values[n->in[k]]);
-    }
-    for (int32_t k = 0; k < n->n_out; k++) inst->views[at + nin + k] = rlx_value_view(&ig->values[n->out[k]]);
-    at += nin + n->n_out;
-  }
+  for (int32_t j = 0; j < c->n_sym_nodes; j++) set_views(inst, c->sym_nodes[j]); /* the others' are made once */
   return RLX_OK;
 }
 

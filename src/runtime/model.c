@@ -232,10 +232,30 @@ static rlx_status bound_plan(rlx_compiled *c, rlx_bind_ws *w) {
 /* A dynamic graph: kernels chosen on the instance at the hints (the kernel
  * families handle every shape; shape-dependent choices inside a family are
  * made per binding), memory sized for the largest binding. */
+/* The values and nodes an instance rebuilds per binding. */
+static rlx_status symbolic_parts(rlx_compiled *c) {
+  const rlx_graph *g = &c->graph;
+  c->sym_values = rlx_malloc(sizeof(int32_t) * (size_t)(g->n_values + 1));
+  c->sym_nodes = rlx_malloc(sizeof(int32_t) * (size_t)(g->n_nodes + 1));
+  if (!c->sym_values || !c->sym_nodes) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (rlx_shape_is_symbolic(&g->values[v].shape)) c->sym_values[c->n_sym_values++] = v;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    bool sym = rlx_op_table[n->op].vt->concretize != NULL;
+    for (int32_t k = 0; !sym && k < n->n_in; k++) sym = n->in[k] >= 0 && rlx_shape_is_symbolic(&g->values[n->in[k]].shape);
+    for (int32_t k = 0; !sym && k < n->n_out; k++) sym = rlx_shape_is_symbolic(&g->values[n->out[k]].shape);
+    if (sym) c->sym_nodes[c->n_sym_nodes++] = i;
+  }
+  return RLX_OK;
+}
+
 static rlx_status compile_dynamic(rlx_compiled *c) {
   const rlx_symtab *t = &c->graph.syms;
+  rlx_status st = symbolic_parts(c);
+  if (st) return st;
   rlx_bind_ws w;
-  rlx_status st = rlx_bind_ws_create(c, &w);
+  st = rlx_bind_ws_create(c, &w);
   if (st) return st;
   for (int32_t s = 0; s < t->n_syms; s++) w.syms[s] = t->syms[s].hint;
   st = rlx_symtab_eval(t, w.syms, w.atom_vals, w.expr_vals);
@@ -305,6 +325,8 @@ void rlx_compiled_destroy(rlx_compiled *c) {
   if (!c) return;
   rlx_plan_free(&c->plan);
   rlx_instance_free(&c->hint);
+  rlx_free(c->sym_values);
+  rlx_free(c->sym_nodes);
   for (int32_t i = 0; c->kernels && i < c->graph.n_nodes; i++) rlx_aligned_free(c->kernels[i].packed);
   rlx_free(c->kernels);
   rlx_graph_free(&c->graph);

@@ -76,6 +76,7 @@ typedef struct rlx_instance {
                              edge lists and names are the compiled graph's */
   bool owned;
   bool ready;
+  bool static_done;       /* use_ref and scratch of the nodes with static shapes are set */
   bool *use_ref;          /* per node: the fast kernel cannot run these shapes: run the reference */
   size_t *scratch;        /* per node */
   rlx_plan plan;
@@ -97,11 +98,17 @@ struct rlx_compiled {
   size_t max_scratch;
   size_t arena_size;     /* what a session allocates */
   rlx_instance hint;     /* dynamic: the instance at the symbols' hints (kernels were chosen on it) */
+  /* dynamic: what changes between bindings — values with a symbolic shape,
+   * and nodes with a symbolic input or output shape or size params (an
+   * instance copies the rest once, when it is allocated) */
+  int32_t *sym_values, n_sym_values;
+  int32_t *sym_nodes, n_sym_nodes;
 };
 
 /* ---- instances (instance.c) ---- */
 
-/* Allocates an instance's arrays for c's graph. */
+/* Allocates an instance's arrays for c's graph, holding a copy of its values
+ * and nodes (what does not change between bindings is never copied again). */
 rlx_status rlx_instance_alloc(const rlx_compiled *c, rlx_instance *inst);
 void rlx_instance_free(rlx_instance *inst);
 /* Work memory for building instances of c (one per session). */
