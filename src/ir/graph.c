@@ -405,8 +405,11 @@ rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
   return RLX_OK;
 }
 
-void rlx_node_params_str(const rlx_node *n, char *buf, size_t cap) {
+void rlx_node_params_str(const rlx_graph *g, const rlx_node *n, char *buf, size_t cap) {
+  extern _Thread_local const rlx_symtab *rlx_print_syms;
   buf[0] = '\0';
   const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
+  rlx_print_syms = &g->syms;
   if (vt->print) vt->print(n, buf, cap);
+  rlx_print_syms = NULL;
 }

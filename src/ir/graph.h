@@ -211,6 +211,6 @@ size_t rlx_value_nbytes(const rlx_value *v);
 rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage);
 
 /* Prints params of node n ("" if none). */
-void rlx_node_params_str(const rlx_node *n, char *buf, size_t cap);
+void rlx_node_params_str(const rlx_graph *g, const rlx_node *n, char *buf, size_t cap);
 
 #endif /* RLX_GRAPH_H */

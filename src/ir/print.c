@@ -24,7 +24,7 @@ void rlx_graph_print(const rlx_graph *g, FILE *f) {
   fprintf(f, "%5s  %-28s %-13s %-34s %s\n", "#", "label (FX node)", "rlx op", "params", "inputs -> outputs");
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
-    rlx_node_params_str(n, pb, sizeof pb);
+    rlx_node_params_str(g, n, pb, sizeof pb);
     fprintf(f, "%5d  %-28s %-13s %-34s ", i, n->label, rlx_op_table[n->op].name, pb);
     for (int32_t k = 0; k < n->n_in; k++) fprintf(f, "%s%s", k ? ", " : "", value_desc(g, n->in[k], buf, sizeof buf));
     fprintf(f, " -> ");

@@ -31,8 +31,10 @@ static rlx_status full_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
 
 static void full_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_full_params *p = &n->p.full;
-  if (rlx_dtype_is_float(p->dtype)) rlx_bprintf(buf, cap, "value=%g", p->value);
+  if (p->sym_value) rlx_bprintf(buf, cap, "value="), rlx_bprint_dim(buf, cap, p->ivalue);
+  else if (rlx_dtype_is_float(p->dtype)) rlx_bprintf(buf, cap, "value=%g", p->value);
   else rlx_bprintf(buf, cap, "value=%lld", (long long)p->ivalue);
+  rlx_bprint_ints(buf, cap, "shape", p->shape.dims, p->shape.rank);
 }
 
 static void full_concretize(rlx_params *p, const int64_t *ev) {
@@ -83,8 +85,10 @@ static rlx_status arange_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
 static void arange_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_arange_params *p = &n->p.arange;
   if (rlx_dtype_is_float(p->dtype)) rlx_bprintf(buf, cap, "start=%g step=%g", p->start, p->step);
-  else rlx_bprintf(buf, cap, "start=%lld step=%lld", (long long)p->istart, (long long)p->istep);
-  rlx_bprintf(buf, cap, " n=%lld", (long long)p->length);
+  else rlx_bprintf(buf, cap, "start="), rlx_bprint_dim(buf, cap, p->istart),
+       rlx_bprintf(buf, cap, " step=%lld", (long long)p->istep);
+  rlx_bprintf(buf, cap, " n=");
+  rlx_bprint_dim(buf, cap, p->length);
 }
 
 /* The length, and a symbolic start (arange(past, past + seq)). */

@@ -113,7 +113,8 @@ static void as_strided_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_as_strided_params *p = &n->p.as_strided;
   rlx_bprint_ints(buf, cap, "size", p->size.dims, p->size.rank);
   rlx_bprint_ints(buf, cap, "stride", p->stride, p->size.rank);
-  rlx_bprintf(buf, cap, " offset=%lld", (long long)p->offset);
+  rlx_bprintf(buf, cap, " offset=");
+  rlx_bprint_dim(buf, cap, p->offset);
 }
 
 static void as_strided_concretize(rlx_params *p, const int64_t *ev) {

@@ -97,6 +97,9 @@ void rlx_slice_concretize(rlx_params *p, const int64_t *expr_vals);
 /* Appends formatted text to buf (print helpers). */
 void rlx_bprintf(char *buf, size_t cap, const char *fmt, ...) RLX_PRINTF(3, 4);
 void rlx_bprint_ints(char *buf, size_t cap, const char *name, const int64_t *v, int n);
+/* Appends dim d: its value, or its expression in the symbol table of the
+ * graph being printed (rlx_node_params_str sets it). */
+void rlx_bprint_dim(char *buf, size_t cap, rlx_dim d);
 
 /* Declares `const rlx_op_vtable rlx_op_<name>`. */
 #define RLX_OP(e, name, mi, ma, mo) extern const rlx_op_vtable rlx_op_##name;

@@ -53,9 +53,21 @@ void rlx_bprintf(char *buf, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
+_Thread_local const rlx_symtab *rlx_print_syms; /* the graph rlx_node_params_str prints */
+
+void rlx_bprint_dim(char *buf, size_t cap, rlx_dim d) {
+  char e[160];
+  if (!rlx_dim_is_sym(d)) rlx_bprintf(buf, cap, "%lld", (long long)d);
+  else if (rlx_print_syms && rlx_dim_valid(rlx_print_syms, d)) rlx_bprintf(buf, cap, "%s", rlx_dim_str(rlx_print_syms, d, e, sizeof e));
+  else rlx_bprintf(buf, cap, "<symbolic>");
+}
+
 void rlx_bprint_ints(char *buf, size_t cap, const char *name, const int64_t *v, int n) {
   rlx_bprintf(buf, cap, "%s%s=[", buf[0] ? " " : "", name);
-  for (int i = 0; i < n; i++) rlx_bprintf(buf, cap, i ? ",%lld" : "%lld", (long long)v[i]);
+  for (int i = 0; i < n; i++) {
+    if (i) rlx_bprintf(buf, cap, ",");
+    rlx_bprint_dim(buf, cap, v[i]);
+  }
   rlx_bprintf(buf, cap, "]");
 }
 

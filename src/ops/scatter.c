@@ -207,8 +207,11 @@ static rlx_status ss_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
 
 static void ss_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_slice_params *p = &n->p.slice;
-  rlx_bprintf(buf, cap, "axis=%d [%lld:%lld:%lld]", p->axis, (long long)p->start, (long long)p->end,
-              (long long)p->step);
+  rlx_bprintf(buf, cap, "axis=%d [", p->axis);
+  rlx_bprint_dim(buf, cap, p->start);
+  rlx_bprintf(buf, cap, ":");
+  rlx_bprint_dim(buf, cap, p->end);
+  rlx_bprintf(buf, cap, ":%lld]", (long long)p->step);
 }
 
 const rlx_op_vtable rlx_op_slice_scatter = {.infer = ss_infer, .ref = ss_ref, .print = ss_print, .symbolic = true,

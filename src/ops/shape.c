@@ -161,8 +161,11 @@ static rlx_status slice_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
 
 static void slice_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_slice_params *p = &n->p.slice;
-  rlx_bprintf(buf, cap, "axis=%d [%lld:%lld:%lld]", p->axis, (long long)p->start,
-              (long long)p->end, (long long)p->step);
+  rlx_bprintf(buf, cap, "axis=%d [", p->axis);
+  rlx_bprint_dim(buf, cap, p->start);
+  rlx_bprintf(buf, cap, ":");
+  rlx_bprint_dim(buf, cap, p->end);
+  rlx_bprintf(buf, cap, ":%lld]", (long long)p->step);
 }
 
 const rlx_op_vtable rlx_op_slice = {.infer = slice_infer, .ref = slice_ref, .print = slice_print,

@@ -125,6 +125,8 @@ def test_windows_at_every_binding(tmp_path, rlx_bin):
     torch.manual_seed(0)
     out = _export(tmp_path, Windows().eval(), (torch.randn(2, 7, 5),), ({0: Dim("b", min=1, max=6),
                                                                          1: Dim("n", min=2, max=40)},), "high")
+    r = run_rlx(rlx_bin, "inspect", out)  # params that hold sizes print them as expressions
+    assert r.returncode == 0 and "-92233720" not in r.stdout and "n=n" in r.stdout, r.stdout
     r = run_rlx(rlx_bin, "verify", out)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("binding ") >= 4 and "parity: PASS" in r.stdout, r.stdout

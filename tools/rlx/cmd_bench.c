@@ -50,7 +50,7 @@ static void print_profile(const rlx_session *s, const profile *p, long iters) {
     if (best < 0) break;
     shown[best] = true;
     char params[256];
-    rlx_node_params_str(&g->nodes[best], params, sizeof params);
+    rlx_node_params_str(g, &g->nodes[best], params, sizeof params);
     printf("  %9.3f ms  %-24s %-10s %-28s %s\n", p->node_ms[best] / (double)iters, g->nodes[best].label,
            rlx_op_table[g->nodes[best].op].name, rlx_session_kernel_name(s, best), params);
   }
