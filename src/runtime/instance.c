@@ -296,8 +296,10 @@ static rlx_status finish(const rlx_compiled *c, rlx_bind_ws *w, int threads, siz
     inst->plan.values_size = c->plan.values_size;
   }
   inst->plan.scratch_offset = inst->plan.values_size;
-  inst->plan.scratch_size = c->max_scratch;
-  inst->plan.arena_size = inst->plan.values_size + c->max_scratch;
+  size_t need = 0; /* what this binding's kernels use of the scratch region (sized for the largest) */
+  for (int32_t i = 0; i < ig->n_nodes; i++) need = RLX_MAX(need, inst->scratch[i]);
+  inst->plan.scratch_size = (need + 63) & ~(size_t)63;
+  inst->plan.arena_size = inst->plan.values_size + inst->plan.scratch_size;
   for (int32_t j = 0; j < c->n_sym_nodes; j++) set_views(inst, c->sym_nodes[j]); /* the others' are made once */
   return RLX_OK;
 }
