@@ -97,7 +97,25 @@ static bool jdigits(jcheck *c) {
   return c->p > q;
 }
 
+/* Whether the integer literal [q, e) (digits only) is one a double holds
+ * exactly, or one that rounds to +-2^63 (torch's int64 sentinels, which
+ * rlx_json_int clamps). cJSON reads every number as a double: a literal such
+ * as 2^53 + 1 would silently become 2^53, so the check refuses it. */
+static bool jint_exact(const unsigned char *q, const unsigned char *e) {
+  if (e - q < 16) return true; /* below 10^15 < 2^53 */
+  unsigned __int128 m = 0;
+  for (; q < e; q++) {
+    m = m * 10 + (unsigned)(*q - '0');
+    if (m > ((unsigned __int128)1 << 64)) return true; /* past int64: clamped like 1e30 */
+  }
+  const unsigned __int128 top = (unsigned __int128)1 << 63;
+  if (m >= top - 512) return true; /* rounds to 2^63 */
+  double d = (double)(uint64_t)m;
+  return (unsigned __int128)(uint64_t)d == m;
+}
+
 static bool jnumber(jcheck *c) {
+  const unsigned char *start = c->p;
   if (c->p < c->end && *c->p == '-') c->p++;
   if (c->p < c->end && *c->p == '0') c->p++;
   else if (!jdigits(c)) return jfail(c, ": a malformed number");
@@ -109,6 +127,13 @@ static bool jnumber(jcheck *c) {
     c->p++;
     if (c->p < c->end && (*c->p == '+' || *c->p == '-')) c->p++;
     if (!jdigits(c)) return jfail(c, ": a malformed number");
+  }
+  const unsigned char *digits = start + (*start == '-');
+  if (c->p - digits >= 16 && memchr(digits, '.', (size_t)(c->p - digits)) == NULL &&
+      !memchr(digits, 'e', (size_t)(c->p - digits)) && !memchr(digits, 'E', (size_t)(c->p - digits)) &&
+      !jint_exact(digits, c->p)) {
+    c->p = start;
+    return jfail(c, ": an integer of 2^53 or more that a double cannot hold exactly (rlx would read it rounded)");
   }
   return true;
 }
@@ -196,7 +221,7 @@ rlx_status rlx_json_parse(const char *text, size_t len, const char *path, cJSON 
 rlx_status rlx_json_int(const cJSON *j, const char *where, int64_t *out) {
   if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble) || j->valuedouble != floor(j->valuedouble))
     return rlx_errorf(RLX_ERR_FORMAT, "%s must be an integer", where);
-  double v = j->valuedouble;
+  double v = j->valuedouble; /* exact: the checker refused integer literals a double cannot hold */
   if (v >= 9223372036854775807.0) *out = INT64_MAX;
   else if (v <= -9223372036854775808.0) *out = INT64_MIN;
   else *out = (int64_t)v;

@@ -407,6 +407,15 @@ TEST(ir_special_floats_and_big_ints) {
             RLX_ERR_FORMAT, "nodes[0] 'n' must be an integer");
   CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': '3'}], 'out': null}"),
             RLX_ERR_FORMAT, "must be an integer");
+  /* cJSON rounds 2^53 + 1 to 2^53: a literal a double cannot hold is refused, not read wrong;
+   * exact ones (2^62, 2^62 + 2048) and those rounding to the int64 extremes are read */
+  CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': 9007199254740993}], 'out': null}"),
+            RLX_ERR_FORMAT, "an integer of 2^53 or more that a double cannot hold exactly");
+  CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': -4611686018427387905}], 'out': null}"),
+            RLX_ERR_FORMAT, "cannot hold exactly");
+  CHECK_OK(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': 4611686018427389952}], 'out': null}"));
+  CHECK_OK(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': 9223372036854775806}], 'out': null}"));
+  CHECK_OK(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'int': 9007199254740991}], 'out': null}"));
 }
 
 TEST(ir_arguments) {

@@ -1995,10 +1995,19 @@ def zero_numel_expand_huge(c):
 
 @case(rc=(0, 2), expect=["'constant_pad_nd'||'x'"])
 def zero_numel_pad_huge(c):
-    """constant_pad_nd of [0, 2] by [0, 2^62]: no elements, a huge dim"""
-    c.input('x', [0, 2])
-    c.node('constant_pad_nd', 'aten.constant_pad_nd.default', [R('x'), Ls(0, P62), F(0.0)], out=T([0, P62 + 2]))
-    c.output('constant_pad_nd', [0, P62 + 2], 'f32', [])
+    """constant_pad_nd of [0, 1024] by [0, 2^62 - 1024]: no elements, a huge dim (sizes a double holds
+    exactly: the JSON check refuses the others)"""
+    c.input('x', [0, 1024])
+    c.node('constant_pad_nd', 'aten.constant_pad_nd.default', [R('x'), Ls(0, P62 - 1024), F(0.0)], out=T([0, P62]))
+    c.output('constant_pad_nd', [0, P62], 'f32', [])
+
+
+@case(expect=["line 1", "cannot hold exactly"])
+def json_int_not_a_double(c):
+    """an int argument of 2^53 + 1: cJSON would read 2^53; refused with its place in the file"""
+    c.input('x', [4])
+    c.node('add', 'aten.add.Tensor', [R('x'), I((1 << 53) + 1)], out=T([4]))
+    c.output('add')
 
 
 @case(rc=(0, 2), expect=["'mm'"])
