@@ -16,6 +16,7 @@
 # Minimize it:          build-fuzz/fuzz_TARGET -minimize_crash=1 -max_total_time=60 CRASH
 # Keep going past findings (long runs; one child process):
 #   scripts/fuzz.sh torch_ir 1800 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1
+# Which lowering handlers the torch_ir corpus reaches: scripts/fuzz_handlers.sh
 # Environment: CLANG (default clang) names the compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
