@@ -27,6 +27,9 @@ static double now_us(void) {
 
 #define MAXB 64
 
+/* Keeps the cache-flush loop from being optimized away. */
+volatile unsigned bench_sink;
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: bench_reshape DIR [BINDINGS [ROUNDS]]\n");
@@ -38,7 +41,6 @@ int main(int argc, char **argv) {
   unsigned char *flush = cold ? malloc(flush_n) : NULL;
   if (cold && !flush) return 2;
   if (flush) memset(flush, 1, flush_n);
-  volatile unsigned sink = 0;
   if (nb < 2 || nb > MAXB || rounds < 1) {
     fprintf(stderr, "bench_reshape: BINDINGS in [2, %d], ROUNDS >= 1\n", MAXB);
     return 2;
@@ -95,7 +97,7 @@ int main(int argc, char **argv) {
       if (flush) {
         unsigned acc = 0;
         for (size_t q = 0; q < flush_n; q += 64) acc += flush[q]++;
-        sink += acc;
+        bench_sink += acc;
       }
       double t0 = now_us();
       if (rlx_session_reshape(s)) {
