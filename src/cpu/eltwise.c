@@ -32,11 +32,33 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
     case RLX_UNARY_GELU_TANH:
       for (int64_t i = 0; i < n; i++) {
         float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        y[i] = 0.5f * v * (1.0f + tanh_f32(0.7978845608028654f * (v + 0.044715f * v * v * v)));
       }
       return true;
     case RLX_UNARY_TANH:
-      for (int64_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+      for (int64_t i = 0; i < n; i++) y[i] = tanh_f32(x[i]);
+      return true;
+    case RLX_UNARY_ABS:
+      for (int64_t i = 0; i < n; i++) y[i] = fabsf(x[i]);
+      return true;
+    case RLX_UNARY_SQUARE: /* the float product is the double one rounded: as the reference */
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
+      return true;
+    case RLX_UNARY_RECIPROCAL:
+      for (int64_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
+      return true;
+    case RLX_UNARY_POW_SCALAR: /* the exponents with exact shortcuts in the reference, rounded alike */
+      if (p->a == 2) {
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * x[i];
+      } else if (p->a == 3) {
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)x[i] * x[i] * x[i]);
+      } else if (p->a == 0.5) {
+        for (int64_t i = 0; i < n; i++) y[i] = sqrtf(x[i]);
+      } else if (p->a == -1) {
+        for (int64_t i = 0; i < n; i++) y[i] = 1.0f / x[i];
+      } else {
+        return false;
+      }
       return true;
     case RLX_UNARY_EXP:
       for (int64_t i = 0; i < n; i++) y[i] = expf(x[i]);
@@ -63,12 +85,21 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
     case RLX_UNARY_HARDSWISH: /* as the reference up to float rounding */
       for (int64_t i = 0; i < n; i++) y[i] = x[i] * fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
       return true;
+    case RLX_UNARY_CLAMP: { /* a NaN bound is absent; a NaN input propagates (both compares false) */
+      float lo = p->a == p->a ? (float)p->a : -INFINITY, hi = p->b == p->b ? (float)p->b : INFINITY;
+      for (int64_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+      return true;
+    }
     case RLX_UNARY_HARDSIGMOID: /* NaN propagates, as the reference */
       for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i] ? x[i] : fminf(fmaxf(x[i] / 6.0f + 0.5f, 0.0f), 1.0f);
       return true;
     default:
       return false;
   }
+}
+
+bool rlx_cpu_unary_f32(const rlx_unary_params *p, const float *x, float *y, int64_t n) {
+  return unary_f32(p, x, y, n);
 }
 
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n) {

@@ -1,5 +1,5 @@
 /*
- * movement.c — the fast permute and expand (any dtype: elements moved as
+ * movement.c — the fast permute, expand and slice (any dtype: elements moved as
  * 1/2/4/8-byte words), both a strided copy. Adjacent axes that stay adjacent and in order are merged first, so
  * attention's [B, S, H, D] -> [B, H, S, D] becomes a copy of contiguous
  * D-element runs; a permute that moves the innermost axis gathers with a
@@ -91,12 +91,28 @@ static rlx_status expand_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
+/* A slice is the strided copy of a window: x from `start` along the axis,
+ * `step` times its stride (a split of qkv: three copies of contiguous runs). */
+static rlx_status slice_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  const rlx_slice_params *p = &n->p.slice;
+  rlx_shape xs = rlx_view_shape(&in[0]);
+  int64_t st[RLX_MAX_RANK];
+  rlx_shape_strides(&xs, st);
+  size_t es = rlx_dtype_size(in[0].dtype);
+  if (rlx_view_numel(&out[0]) == 0) return RLX_OK;
+  const char *base = (const char *)in[0].data + (size_t)(p->start * st[p->axis]) * es;
+  st[p->axis] *= p->step;
+  strided_copy(x->tp, &out[0], st, base, es);
+  return RLX_OK;
+}
+
 rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
   (void)threads;
   size_t es = rlx_dtype_size(rlx_in(g, n, 0)->dtype);
   if (es != 1 && es != 2 && es != 4 && es != 8) return RLX_OK;
   if (n->op == RLX_OP_PERMUTE) k->fast = perm_run, k->name = "permute_runs";
   else if (n->op == RLX_OP_EXPAND) k->fast = expand_run, k->name = "expand_runs";
+  else if (n->op == RLX_OP_SLICE) k->fast = slice_run, k->name = "slice_runs";
   else return RLX_OK;
   k->ref = NULL;
   return RLX_OK;

@@ -33,6 +33,12 @@ rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, 
 rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
 rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+rlx_status rlx_cpu_try_fused(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+
+/* y[i] = f(x[i]) in float for the kinds with a fast loop (x may be y);
+ * false, writing nothing, for the others. */
+bool rlx_cpu_unary_f32(const rlx_unary_params *p, const float *x, float *y, int64_t n);
 
 /* y = act(y) in place, in float (fast paths for the common kinds). */
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n);

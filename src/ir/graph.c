@@ -312,6 +312,15 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
       goto oom;
     memcpy(n.in, src->nodes[i].in, sizeof(int32_t) * (size_t)n.n_in);
     memcpy(n.out, src->nodes[i].out, sizeof(int32_t) * (size_t)n.n_out);
+    if (n.op == RLX_OP_FUSED && n.p.fused.steps) { /* the program lives in the source's pool */
+      size_t bytes = sizeof(rlx_fused_step) * (size_t)n.p.fused.n_steps;
+      rlx_fused_step *steps = rlx_pool_alloc(&dst->pool, bytes ? bytes : 1);
+      if (!steps) goto oom;
+      memcpy(steps, n.p.fused.steps, bytes);
+      for (int32_t s = 0; s < n.p.fused.n_steps; s++)
+        if (steps[s].label && !(steps[s].label = rlx_pool_strdup(&dst->pool, steps[s].label))) goto oom;
+      n.p.fused.steps = steps;
+    }
     dst->nodes[i] = n;
   }
   dst->n_nodes = src->n_nodes;

@@ -151,6 +151,10 @@ typedef struct rlx_op_info {
 
 extern const rlx_op_info rlx_op_table[RLX_OP_COUNT];
 
+/* Whether an elementwise node can be a step of a fused op (ops/fused.c):
+ * a float unary or arithmetic binary kind. */
+bool rlx_fused_takes(const rlx_node *n);
+
 /* ---- building ---- */
 
 void rlx_graph_init(rlx_graph *g);

@@ -285,6 +285,33 @@ typedef struct rlx_dist_params {
   double p;
 } rlx_dist_params;
 
+/* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
+ * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
+ * intermediates feed only each other, as a program of steps over the node's
+ * inputs. Each input broadcasts to the output shape (NumPy rules, as the
+ * nodes it replaces); each step reads inputs or earlier steps' results and
+ * is rounded to f32 as the node it replaces was; the last step's result is
+ * the output. */
+#define RLX_FUSED_MAX_STEPS 24
+#define RLX_FUSED_MAX_IN 8
+
+typedef struct rlx_fused_step {
+  int32_t op; /* an rlx_op (ir/graph.h): RLX_OP_UNARY or RLX_OP_BINARY */
+  union {
+    rlx_unary_params unary;
+    rlx_binary_params binary;
+  } p;
+  /* operands (src[1] unused for unary): k >= 0 is input k of the node,
+   * k < 0 the result of step -k - 1 (an earlier step) */
+  int16_t src[2];
+  const char *label; /* the FX node the step was, for printing (pool) */
+} rlx_fused_step;
+
+typedef struct rlx_fused_params {
+  int32_t n_steps;
+  const rlx_fused_step *steps; /* (the graph's pool) */
+} rlx_fused_params;
+
 typedef union rlx_params {
   rlx_unary_params unary;
   rlx_binary_params binary;
@@ -319,6 +346,7 @@ typedef union rlx_params {
   rlx_dist_params dist;
   rlx_full_params full;
   rlx_arange_params arange;
+  rlx_fused_params fused;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

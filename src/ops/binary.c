@@ -52,7 +52,7 @@ static double div_floor_f(double a, double b) {
 /* `f64`: the inputs are f64; below it the quotient that trunc division
  * truncates is rounded to float first, as torch computes it in float (the
  * rounding can reach the next integer: 1 / 0.1f is 10, not 9.99999985). */
-static double binary_f(rlx_binary_kind k, double a, double b, bool f64) {
+double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64) {
   switch (k) {
     case RLX_BINARY_ADD: return a + b;
     case RLX_BINARY_SUB: return a - b;
@@ -165,7 +165,7 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   if (t == RLX_DTYPE_F32 && !pred && same) {
     const float *a = in[0].data, *b = in[1].data;
     float *y = out[0].data;
-    for (int64_t i = 0; i < N; i++) y[i] = (float)binary_f(k, a[i], b[i], false);
+    for (int64_t i = 0; i < N; i++) y[i] = (float)rlx_binary_apply(k, a[i], b[i], false);
     return RLX_OK;
   }
   for (int64_t i = 0; i < N; i++) {
@@ -174,7 +174,7 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     if (rlx_dtype_is_float(t)) {
       double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_f(k, a, b);
-      else rlx_store_f64(out[0].data, t, i, binary_f(k, a, b, t == RLX_DTYPE_F64));
+      else rlx_store_f64(out[0].data, t, i, rlx_binary_apply(k, a, b, t == RLX_DTYPE_F64));
     } else {
       int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_i(k, a, b);

@@ -63,6 +63,8 @@ static inline bool rlx_param_ok(int64_t v, int64_t lo) { return v >= lo && v <= 
 /* The value of a float unary kind at x (unary.c); f64 selects double-precision
  * rounding rules for the kinds that differ (round with decimals). */
 double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64);
+/* The value of a float, non-predicate binary kind at (a, b) (binary.c). */
+double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64);
 
 /* The epilogue of a fused matmul/conv (bias already added): + residual, act.
  * Infer checks the residual input; the reference kernels call apply. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cpu/select.h"
+#include "cpu/vmath.h"
 #include "ops/ops_util.h"
 #include "runtime/runtime.h"
 #include "test.h"
@@ -219,12 +220,14 @@ TEST(conv_shapes) {
 
 TEST(elementwise) {
   rlx_unary_kind kinds[] = {RLX_UNARY_RELU, RLX_UNARY_GELU, RLX_UNARY_GELU_TANH, RLX_UNARY_SILU, RLX_UNARY_SIGMOID,
-                            RLX_UNARY_TANH, RLX_UNARY_EXP, RLX_UNARY_NEG, RLX_UNARY_RSQRT};
+                            RLX_UNARY_TANH, RLX_UNARY_EXP, RLX_UNARY_NEG, RLX_UNARY_RSQRT, RLX_UNARY_ABS,
+                            RLX_UNARY_SQUARE, RLX_UNARY_RECIPROCAL};
   for (size_t k = 0; k < RLX_COUNTOF(kinds); k++)
     for (int64_t n = 1; n <= 100001; n += 50000) {
       rlx_params p = {.unary = {.kind = kinds[k]}};
       spec x = F32(n);
-      x.specials = kinds[k] == RLX_UNARY_RELU || kinds[k] == RLX_UNARY_NEG;
+      x.specials = kinds[k] == RLX_UNARY_RELU || kinds[k] == RLX_UNARY_NEG || kinds[k] == RLX_UNARY_TANH ||
+                   kinds[k] == RLX_UNARY_ABS || kinds[k] == RLX_UNARY_SQUARE;
       each_threads(rlx_unary_names[kinds[k]], RLX_OP_UNARY, &p, 1, &x);
     }
   rlx_unary_params withp[] = {{.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6},
@@ -232,7 +235,15 @@ TEST(elementwise) {
                               {.kind = RLX_UNARY_LEAKY_RELU, .a = 0.125},
                               {.kind = RLX_UNARY_LEAKY_RELU, .a = 0.01},
                               {.kind = RLX_UNARY_HARDSWISH},
-                              {.kind = RLX_UNARY_HARDSIGMOID}};
+                              {.kind = RLX_UNARY_HARDSIGMOID},
+                              {.kind = RLX_UNARY_CLAMP, .a = 0, .b = NAN},      /* clamp(min=0): no upper bound */
+                              {.kind = RLX_UNARY_CLAMP, .a = NAN, .b = 6},      /* clamp(max=6) */
+                              {.kind = RLX_UNARY_CLAMP, .a = -0.1, .b = 0.3},   /* bounds not floats: rounded */
+                              {.kind = RLX_UNARY_CLAMP, .a = -1e300, .b = 1e300},  /* beyond float range */
+                              {.kind = RLX_UNARY_POW_SCALAR, .a = 2},
+                              {.kind = RLX_UNARY_POW_SCALAR, .a = 3},
+                              {.kind = RLX_UNARY_POW_SCALAR, .a = 0.5},
+                              {.kind = RLX_UNARY_POW_SCALAR, .a = -1}};
   for (size_t k = 0; k < RLX_COUNTOF(withp); k++) {
     rlx_params p = {.unary = withp[k]};
     spec x = F32(70001);
@@ -253,6 +264,62 @@ TEST(elementwise) {
     each_threads("binary mid", RLX_OP_BINARY, &p, 2, (spec[]){F32(3, 40, 1, 16), F32(3, 1, 50, 16)});
     if (bk[k] == RLX_BINARY_ADD || bk[k] == RLX_BINARY_MUL)
       each_threads("binary row first", RLX_OP_BINARY, &p, 2, (spec[]){F32(5, 33), F32(4, 5, 33)});
+  }
+}
+
+/* tanh_f32 (cpu/vmath.h) within 4 ulp of the double tanh rounded, over a
+ * sweep of float bit patterns in [-12, 12], around the 0.625 switch, at
+ * tiny values (tanh x = x), and exactly +-1, NaN at the extremes. */
+TEST(tanh_accuracy) {
+  float worst = 0;
+  for (uint32_t u = 0; u < 0x41400000u; u += 977) {
+    for (int sgn = 0; sgn < 2; sgn++) {
+      union { uint32_t u; float f; } v = {.u = u | (sgn ? 0x80000000u : 0)};
+      float want = (float)tanh((double)v.f), got = tanh_f32(v.f);
+      float ulp = fmaxf(nextafterf(fabsf(want), INFINITY) - fabsf(want), 1e-45f);
+      float e = fabsf(got - want) / ulp;
+      if (e > worst) worst = e;
+      if (!(e <= 4)) {
+        fprintf(stderr, "  tanh_f32(%.9g) = %.9g, want %.9g\n", v.f, got, want);
+        CHECK(e <= 4);
+        return;
+      }
+    }
+  }
+  CHECK(tanh_f32(0.625f) > 0.554f && tanh_f32(0.62499997f) < tanh_f32(0.625f));
+  CHECK(tanh_f32(100.0f) == 1.0f && tanh_f32(-INFINITY) == -1.0f && tanh_f32(INFINITY) == 1.0f);
+  CHECK(isnan(tanh_f32(NAN)));
+  CHECK(tanh_f32(1e-30f) == 1e-30f && signbit(tanh_f32(-0.0f)));
+  printf("  tanh_f32: worst %.2f ulp\n", worst);
+}
+
+/* sum / mean / max / min over one block of axes: rows (global average
+ * pool), columns (a middle axis), everything, empty blocks, NaN and inf. */
+TEST(reductions) {
+  rlx_reduce_kind kinds[] = {RLX_REDUCE_SUM, RLX_REDUCE_MEAN, RLX_REDUCE_MAX, RLX_REDUCE_MIN};
+  for (size_t k = 0; k < RLX_COUNTOF(kinds); k++) {
+    const char *nm = rlx_reduce_names[kinds[k]];
+    rlx_params p = {.reduce = {.kind = kinds[k], .axes = 0xC, .keepdim = true}};
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(1, 72, 28, 28)});
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(2, 3, 1, 7)});
+    p.reduce.axes = 0x2, p.reduce.keepdim = false; /* a middle axis: columns */
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(2, 300, 17)});
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(3, 40, 1000)});
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(5, 1, 9)}); /* only a size-1 axis: a copy */
+    p.reduce.axes = 0x6; /* two axes with a size-1 one between... */
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(4, 33, 1)});
+    p.reduce.axes = 0x7; /* ...and everything */
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(3, 50, 701)});
+    spec sx = F32(6, 70, 33);
+    sx.specials = true;
+    p.reduce.axes = 0x4;
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, &sx);
+    p.reduce.axes = 0x2;
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, &sx);
+    if (kinds[k] == RLX_REDUCE_SUM) { /* an empty block sums to 0 (infer refuses max/min of nothing, as torch) */
+      p.reduce.axes = 0x2;
+      each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(3, 0, 5)});
+    }
   }
 }
 
@@ -332,4 +399,17 @@ TEST(permute) {
   each_threads("transpose 2-D", RLX_OP_PERMUTE, &p2, 1, (spec[]){F32(300, 257)});
 }
 
-TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, pooling, attention, rows, permute)
+/* Slices: a qkv split (contiguous runs), steps, the first and an inner axis, empty windows, dtypes. */
+TEST(slices) {
+  struct { int axis; int64_t start, end, step; } cases[] = {
+      {2, 768, 1536, 1}, {2, 0, 2304, 3}, {0, 0, 1, 1}, {1, 5, 128, 7}, {2, 100, 100, 1}, {1, 127, 128, 1}};
+  rlx_dtype dts[] = {RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_I64, RLX_DTYPE_BOOL};
+  for (size_t d = 0; d < RLX_COUNTOF(dts); d++)
+    for (size_t c = 0; c < RLX_COUNTOF(cases); c++) {
+      rlx_params p = {.slice = {.axis = cases[c].axis, .start = cases[c].start, .end = cases[c].end, .step = cases[c].step}};
+      spec x = {.dt = dts[d], .sh = {.rank = 3, .dims = {2, 128, 2304}}};
+      each_threads("slice", RLX_OP_SLICE, &p, 1, &x);
+    }
+}
+
+TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices)

@@ -96,7 +96,7 @@ int cmd_inspect(int argc, char **argv) {
   for (int i = 0; i < g->n_nodes; i++) names[i] = rlx_op_table[g->nodes[i].op].name;
   print_hist("rlx ops after passes", names, g->n_nodes);
   free(names);
-  printf("lowered: %d rlx nodes; after passes (fold, dce): %d\n", m->graph.n_nodes, g->n_nodes);
+  printf("lowered: %d rlx nodes; after passes (passes.def): %d\n", m->graph.n_nodes, g->n_nodes);
   printf("memory plan: arena %.3f MiB%s (activations %.3f MiB, scratch %.3f MiB)\n\n",
          (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " for the largest binding" : "",
          (double)c.compiled->plan.values_size / 1048576.0, (double)c.compiled->max_scratch / 1048576.0);
