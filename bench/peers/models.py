@@ -1,0 +1,97 @@
+"""The benchmark models, defined once for every worker in bench/peers/.
+
+Every model is batch 1, fp32, random weights: ``build(name)`` seeds torch
+with 0 before constructing it, so each worker process (and each venv, as far
+as its torch and transformers draw the same numbers) builds the same
+weights.  ``inputs(name)`` draws the example inputs from a generator of its
+own (seed 0), so they do not depend on how many numbers the model's
+initialization consumed, and a worker that only loads a cached export gets
+the same inputs without building the model.
+
+Only torch, torchvision and transformers are imported here, and lazily: the
+ExecuTorch venv has its own copies of them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+IMAGE = (1, 3, 224, 224)
+SEQ = 128
+
+# name -> (kind, description); kind picks the inputs
+MODELS = {
+    "resnet18": ("image", "torchvision resnet18, 1x3x224x224"),
+    "resnet50": ("image", "torchvision resnet50, 1x3x224x224"),
+    "mobilenet_v3_large": ("image", "torchvision mobilenet_v3_large, 1x3x224x224"),
+    "efficientnet_b0": ("image", "torchvision efficientnet_b0, 1x3x224x224"),
+    "convnext_tiny": ("image", "torchvision convnext_tiny, 1x3x224x224"),
+    "vit_b_16": ("image", "torchvision vit_b_16, 1x3x224x224"),
+    "bert_base": ("bert", "BERT-base (BertConfig()), seq 128, input_ids + attention_mask"),
+    "gpt2": ("ids", "GPT-2 small (GPT2Config(use_cache=False)), prefill 128"),
+    "llama_1b": ("ids", "Llama-style decoder, 1.04B params (hidden 2048, MLP 8192, 16 layers, "
+                        "32 heads, 8 KV heads, vocab 32000), prefill 128"),
+}
+
+# vocabulary sizes, for the token ids
+_VOCAB = {"bert_base": 30522, "gpt2": 50257, "llama_1b": 32000}
+
+# the larger models get fewer timed runs (see bench/compare.py --max-iters-large)
+LARGE = {"llama_1b"}
+
+
+class _LastHidden(torch.nn.Module):
+    """A transformers model returning only ``last_hidden_state`` (one tensor)."""
+
+    def __init__(self, m: torch.nn.Module, with_mask: bool):
+        super().__init__()
+        self.m = m
+        self.with_mask = with_mask
+
+    def forward(self, input_ids, attention_mask=None):
+        if self.with_mask:
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return self.m(input_ids=input_ids).last_hidden_state
+
+
+def build(name: str) -> torch.nn.Module:
+    """The model ``name`` in eval mode, weights drawn after torch.manual_seed(0)."""
+    if name not in MODELS:
+        raise KeyError(f"unknown model '{name}' (known: {', '.join(MODELS)})")
+    torch.manual_seed(0)
+    kind = MODELS[name][0]
+    if kind == "image":
+        import torchvision
+        m = getattr(torchvision.models, name)(weights=None)
+    elif name == "bert_base":
+        from transformers import BertConfig, BertModel
+        m = _LastHidden(BertModel(BertConfig(), add_pooling_layer=False), with_mask=True)
+    elif name == "gpt2":
+        from transformers import GPT2Config, GPT2Model
+        m = _LastHidden(GPT2Model(GPT2Config(use_cache=False)), with_mask=False)
+    elif name == "llama_1b":
+        from transformers import LlamaConfig, LlamaModel
+        cfg = LlamaConfig(vocab_size=_VOCAB[name], hidden_size=2048, intermediate_size=8192,
+                          num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                          max_position_embeddings=2048, use_cache=False)
+        m = _LastHidden(LlamaModel(cfg), with_mask=False)
+    else:
+        raise AssertionError(name)
+    return m.eval()
+
+
+def inputs(name: str) -> tuple[torch.Tensor, ...]:
+    """The example inputs of ``name`` (a tuple, in forward's order), seed 0."""
+    g = torch.Generator().manual_seed(0)
+    kind = MODELS[name][0]
+    if kind == "image":
+        return (torch.randn(IMAGE, generator=g),)
+    ids = torch.randint(0, _VOCAB[name], (1, SEQ), generator=g)
+    if kind == "bert":
+        return ids, torch.ones(1, SEQ, dtype=torch.int64)
+    return (ids,)
+
+
+def input_names(name: str) -> list[str]:
+    return ["input_ids", "attention_mask"] if MODELS[name][0] == "bert" else (
+        ["input_ids"] if MODELS[name][0] == "ids" else ["x"])

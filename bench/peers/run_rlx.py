@@ -1,0 +1,59 @@
+"""Benchmark worker: rlx (`rlx bench`, the binary at $RLX_BIN or build/rlx).
+
+--prepare exports the model once with rlx.export (random weights, seed 0,
+`rlx inspect --check`) into DIR/rlx/MODEL; a timed run is one `rlx bench`
+there, whose min / median / p90 / mean it reports (rlx bench prints no
+per-run times).  See common.py for the protocol.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+from common import REPO, Unsupported, main
+
+RLX_BIN = os.environ.get("RLX_BIN", str(REPO / "build" / "rlx"))
+UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def version():
+    r = subprocess.run([RLX_BIN, "--version"], capture_output=True, text=True)
+    v = (r.stdout.strip() or r.stderr.strip()).replace("rlx ", "")
+    g = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                       capture_output=True, text=True)
+    return f"{v} ({g.stdout.strip()})" if g.returncode == 0 else v
+
+
+def prepare(a, d):
+    if (d / "torch-ir.json").exists() and (d / "weights.safetensors").exists():
+        return
+    sys.path.insert(0, str(REPO / "python"))
+    import models
+    import rlx
+    import torch
+    torch.set_num_threads(a.threads)
+    s = rlx.export_program(models.build(a.model), models.inputs(a.model), d, check=True)
+    if s.get("check") not in (None, "passed"):
+        raise Unsupported(f"rlx refuses: {s.get('check_message') or s.get('unsupported_ops')}")
+
+
+def run(a, d):
+    cmd = [RLX_BIN, "bench", str(d), "--threads", str(a.threads), "--iters", str(a.iters),
+           "--warmup", str(a.warmup)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Unsupported(f"rlx bench exit {r.returncode}: "
+                          f"{(r.stderr.strip() or r.stdout.strip()).splitlines()[-1][:200]}")
+    out = {}
+    for key, k in (("min", "min_ms"), ("median", "median_ms"), ("p90", "p90_ms"), ("mean", "mean_ms")):
+        m = re.search(rf"\b{key} ([0-9.]+) (us|ms|s)\b", r.stdout)
+        if m:
+            out[k] = float(m.group(1)) * UNIT[m.group(2)]
+    if "median_ms" not in out:
+        raise Unsupported(f"no median in rlx bench output: {r.stdout[:200]!r}")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main("rlx", version, prepare, run))
