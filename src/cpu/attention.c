@@ -92,10 +92,11 @@ static size_t attn_scratch_for(const rlx_graph *g, const rlx_node *n, int thread
   return (size_t)(threads > 0 ? threads : 1) * (scores_bytes(L, S) + rlx_sgemm_scratch(1));
 }
 
-rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   const rlx_value *q = rlx_in(g, n, 0), *m = rlx_in(g, n, 3);
   if (q->dtype != RLX_DTYPE_F32 || (m && m->dtype != RLX_DTYPE_BOOL && m->dtype != RLX_DTYPE_F32)) return RLX_OK;
-  k->fast = attn_run, k->ref = NULL, k->name = "f32_attention_sgemm";
+  k->run = attn_run, k->fast = true, k->name = "f32_attention_sgemm";
   k->scratch_for = attn_scratch_for;
   k->scratch = attn_scratch_for(g, n, threads);
   return RLX_OK;

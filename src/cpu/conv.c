@@ -714,7 +714,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     return RLX_OK;
   dw_geo d;
   if (c.G == c.C && c.O == c.C && c.G > 1 && dw_geo_of(&c, &d)) { /* depthwise */
-    k->fast = dw_run, k->ref = NULL, k->name = "f32_conv_depthwise";
+    k->run = dw_run, k->fast = true, k->name = "f32_conv_depthwise";
     k->scratch_for = dw_scratch_for;
     k->scratch = dw_scratch_for(g, n, threads);
     return RLX_OK;
@@ -728,7 +728,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
       return pack_oom(n);
     if (!wg_pack_into(&c, wv->data, k->packed)) return pack_oom(n);
     gemm_pack(&c, wv->data, (char *)k->packed + wg_packed_bytes(&c));
-    k->fast = auto_run, k->ref = NULL, k->name = "f32_conv_winograd_or_sgemm";
+    k->run = auto_run, k->fast = true, k->name = "f32_conv_winograd_or_sgemm";
     k->scratch_for = auto_scratch_for, k->name_for = auto_name_for;
     k->scratch = auto_scratch_for(g, n, threads);
     return RLX_OK;
@@ -737,14 +737,14 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c))))
       return pack_oom(n);
     if (!wg_pack_into(&c, wv->data, k->packed)) return pack_oom(n);
-    k->fast = wg_run, k->ref = NULL, k->name = "f32_conv_winograd_2x2_3x3";
+    k->run = wg_run, k->fast = true, k->name = "f32_conv_winograd_2x2_3x3";
     k->scratch_for = wg_scratch_for;
     k->scratch = wg_scratch_for(g, n, threads);
     return RLX_OK;
   }
   if (!(k->packed = rlx_aligned_alloc(gemm_packed_bytes(&c)))) return pack_oom(n);
   gemm_pack(&c, wv->data, k->packed);
-  k->fast = conv_run, k->ref = NULL, k->name = gemm_name(&c);
+  k->run = conv_run, k->fast = true, k->name = gemm_name(&c);
   k->scratch_for = gemm_scratch_for;
   k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;

@@ -313,13 +313,14 @@ void rlx_cpu_epilogue(rlx_threadpool *tp, const rlx_epilogue *ep, const rlx_tens
   rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, ep_task, &j);
 }
 
-rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   (void)threads;
   const rlx_value *a = rlx_in(g, n, 0), *y = &g->values[n->out[0]];
   if (a->dtype != RLX_DTYPE_F32 || y->dtype != RLX_DTYPE_F32) return RLX_OK;
   if (n->op == RLX_OP_UNARY) {
     if (!fast_unary(&n->p.unary)) return RLX_OK;
-    k->fast = unary_run, k->ref = NULL, k->name = "f32_unary", k->scratch = 0;
+    k->run = unary_run, k->fast = true, k->name = "f32_unary", k->scratch = 0;
     return RLX_OK;
   }
   const rlx_value *b = rlx_in(g, n, 1);
@@ -329,8 +330,8 @@ rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int thread
   bool a_full = rlx_shape_eq(&a->shape, &y->shape), b_full = rlx_shape_eq(&b->shape, &y->shape);
   bool ok = (a_full && trailing(&b->shape, &y->shape)) ||
             (b_full && (bk == RLX_BINARY_ADD || bk == RLX_BINARY_MUL) && trailing(&a->shape, &y->shape));
-  if (ok) k->fast = binary_run, k->name = "f32_binary";
-  else k->fast = bcast_run, k->name = "f32_binary_bcast"; /* any other broadcast */
-  k->ref = NULL, k->scratch = 0;
+  if (ok) k->run = binary_run, k->name = "f32_binary";
+  else k->run = bcast_run, k->name = "f32_binary_bcast"; /* any other broadcast */
+  k->fast = true, k->scratch = 0;
   return RLX_OK;
 }

@@ -128,8 +128,9 @@ static rlx_status fused_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_fused(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_fused(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   (void)g, (void)threads;
-  k->fast = fused_run, k->ref = NULL, k->name = "f32_fused_eltwise", k->scratch = 0;
+  k->run = fused_run, k->fast = true, k->name = "f32_fused_eltwise", k->scratch = 0;
   return RLX_OK;
 }

@@ -84,10 +84,11 @@ static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   const rlx_value *a = rlx_in(g, n, 0), *b = rlx_in(g, n, 1);
   if (a->dtype != RLX_DTYPE_F32 || b->dtype != RLX_DTYPE_F32) return RLX_OK;
-  k->fast = mm_run, k->ref = NULL, k->name = "f32_matmul_sgemm";
+  k->run = mm_run, k->fast = true, k->name = "f32_matmul_sgemm";
   k->scratch = mm_scratch(threads);
   bool constant_b = (b->kind == RLX_VALUE_WEIGHT || b->kind == RLX_VALUE_CONST) && b->shape.rank == 2;
   if (constant_b) { /* weights packed once, here */
@@ -133,10 +134,11 @@ static rlx_status gmm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_grouped_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_grouped_matmul(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1);
   if (x->dtype != RLX_DTYPE_F32) return RLX_OK;
-  k->fast = gmm_run, k->ref = NULL, k->name = "f32_grouped_matmul_sgemm";
+  k->run = gmm_run, k->fast = true, k->name = "f32_grouped_matmul_sgemm";
   k->scratch = rlx_sgemm_scratch(threads);
   int64_t E = w->shape.dims[0], K = w->shape.dims[1], N = w->shape.dims[2];
   size_t pg = packed_group_bytes(N, K);

@@ -106,14 +106,15 @@ static rlx_status slice_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   (void)threads;
   size_t es = rlx_dtype_size(rlx_in(g, n, 0)->dtype);
   if (es != 1 && es != 2 && es != 4 && es != 8) return RLX_OK;
-  if (n->op == RLX_OP_PERMUTE) k->fast = perm_run, k->name = "permute_runs";
-  else if (n->op == RLX_OP_EXPAND) k->fast = expand_run, k->name = "expand_runs";
-  else if (n->op == RLX_OP_SLICE) k->fast = slice_run, k->name = "slice_runs";
+  if (n->op == RLX_OP_PERMUTE) k->run = perm_run, k->name = "permute_runs";
+  else if (n->op == RLX_OP_EXPAND) k->run = expand_run, k->name = "expand_runs";
+  else if (n->op == RLX_OP_SLICE) k->run = slice_run, k->name = "slice_runs";
   else return RLX_OK;
-  k->ref = NULL;
+  k->fast = true;
   return RLX_OK;
 }

@@ -67,12 +67,13 @@ static rlx_status rows_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   (void)threads;
   const rlx_value *xv = rlx_in(g, n, 0);
   if (xv->dtype != RLX_DTYPE_F32 || xv->shape.rank == 0) return RLX_OK;
   if (n->op == RLX_OP_SOFTMAX && n->p.softmax.axis != xv->shape.rank - 1) return RLX_OK;
-  k->fast = rows_run, k->ref = NULL, k->scratch = 0;
+  k->run = rows_run, k->fast = true, k->scratch = 0;
   k->name = n->op == RLX_OP_SOFTMAX ? "f32_softmax_rows" : "f32_norm_rows";
   return RLX_OK;
 }

@@ -126,10 +126,11 @@ static size_t maxpool_scratch_for(const rlx_graph *g, const rlx_node *n, int thr
   return max_row_bytes(&n->p.pool, xs->dims[xs->rank - 1], ys->dims[ys->rank - 1]) * (size_t)(threads > 0 ? threads : 1);
 }
 
-rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   const rlx_value *xv = rlx_in(g, n, 0);
   if (n->p.pool.nd != 2 || n->n_out != 1 || xv->dtype != RLX_DTYPE_F32) return RLX_OK;
-  k->fast = pool_run, k->ref = NULL, k->name = "f32_pool2d", k->scratch = 0;
+  k->run = pool_run, k->fast = true, k->name = "f32_pool2d", k->scratch = 0;
   if (n->p.pool.kind == RLX_POOL_MAX) {
     k->name = "f32_maxpool2d_rows";
     k->scratch_for = maxpool_scratch_for;

@@ -143,7 +143,8 @@ static rlx_status reduce_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
-rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
+  (void)sym;
   (void)threads;
   const rlx_value *a = rlx_in(g, n, 0), *y = &g->values[n->out[0]];
   rlx_reduce_kind kind = n->p.reduce.kind;
@@ -152,6 +153,6 @@ rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_node *n, int threads
     return RLX_OK;
   int64_t outer, R, inner;
   if (!geometry(&a->shape, n->p.reduce.axes, &outer, &R, &inner)) return RLX_OK;
-  k->fast = reduce_run, k->ref = NULL, k->name = inner == 1 ? "f32_reduce_rows" : "f32_reduce_cols", k->scratch = 0;
+  k->run = reduce_run, k->fast = true, k->name = inner == 1 ? "f32_reduce_rows" : "f32_reduce_cols", k->scratch = 0;
   return RLX_OK;
 }

@@ -20,21 +20,18 @@
 #define RLX_VEC_CLONES
 #endif
 
-/* Leaves k (pre-filled with the reference kernel) or replaces it. */
+/* The CPU backend's choice for a node (rlx_select_kernel): leaves k
+ * (pre-filled with the reference kernel) or replaces it. */
 rlx_status rlx_cpu_select(const rlx_graph *g, const rlx_graph *sym, int32_t node, int threads, rlx_kernel *k);
 
-/* Families: return RLX_OK whether or not they took the node (k->fast set if so). */
-rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_grouped_matmul(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-/* sym: the symbolic graph g is the hint instance of, or NULL (static). */
-rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_eltwise(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
-rlx_status rlx_cpu_try_fused(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k);
+/* Families (kernels.def): each is an rlx_kernel_reg's `supports`; returns
+ * RLX_OK whether or not it took the node (k->fast set if so). sym: the
+ * symbolic graph g is the hint instance of, or NULL (static). */
+#define RLX_KERNEL(op, dt, family)                                                                   \
+  rlx_status rlx_cpu_try_##family(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, \
+                                  rlx_kernel *k);
+#include "cpu/kernels.def"
+#undef RLX_KERNEL
 
 /* y[i] = f(x[i]) in float for the kinds with a fast loop (x may be y);
  * false, writing nothing, for the others. */

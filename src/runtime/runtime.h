@@ -21,26 +21,27 @@ struct rlx_model {
   rlx_io_info *in_info, *out_info; /* what rlx_model_input_info / _output_info report */
 };
 
-/* A reference-style kernel: single-threaded, scratch for itself. */
-typedef rlx_status (*rlx_kernel_fn)(const rlx_node *n, const rlx_tensor_view *in,
-                                    rlx_tensor_view *out, void *scratch);
-
-/* What a fast kernel gets besides its tensors. */
+/* What a kernel gets besides its tensors. */
 typedef struct rlx_exec {
   rlx_threadpool *tp;  /* the session's pool (the kernel may split work over it) */
   void *scratch;       /* rlx_kernel.scratch bytes, 64-byte aligned */
   const void *packed;  /* rlx_kernel.packed */
 } rlx_exec;
 
-typedef rlx_status (*rlx_fast_fn)(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
-                                  const rlx_exec *x);
+/* The one kernel signature, for every backend's kernels and for the ops'
+ * reference kernels (through rlx_reference_kernel). */
+typedef rlx_status (*rlx_kernel_fn)(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                    const rlx_exec *x);
+
+/* The backends kernels are registered for (docs/design.md, "Kernels"). */
+typedef enum rlx_backend { RLX_BACKEND_CPU, RLX_BACKEND_COUNT } rlx_backend;
 
 /* The kernel chosen for one node at compile time (for a dynamic graph, on
  * its instance at the hints: the choice holds for every binding). */
 typedef struct rlx_kernel {
   const char *name;   /* "reference", "f32_conv_gemm", ... */
-  rlx_kernel_fn ref;  /* a reference-style kernel, or NULL */
-  rlx_fast_fn fast;   /* a fast kernel, or NULL */
+  rlx_kernel_fn run;
+  bool fast;          /* a backend's kernel (not the op's reference kernel or a test wrapper of it) */
   size_t scratch;     /* bytes of scratch it needs (at the shapes it was chosen for) */
   void *packed;       /* constant weights packed at compile time (owned; rlx_aligned_free) */
   /* The fast kernel's scratch at another binding (g, n: a concrete instance;
@@ -53,6 +54,30 @@ typedef struct rlx_kernel {
   const char *(*name_for)(const rlx_graph *g, const rlx_node *n);
 } rlx_kernel;
 
+/* A kernel family registered for (op, dtype of the node's first input,
+ * backend): `supports` inspects a concrete node (g: a concrete graph; sym:
+ * the symbolic graph g is the hint instance of, or NULL for a static model;
+ * threads: the pool's size) and, when the family runs it faster than the
+ * reference kernel, fills k (run, name, fast = true, scratch, packed
+ * weights); otherwise it leaves k as it is. Errors are real failures (out
+ * of memory packing weights). */
+typedef struct rlx_kernel_reg {
+  rlx_op op;
+  rlx_dtype dtype;
+  rlx_backend backend;
+  const char *family;
+  rlx_status (*supports)(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k);
+} rlx_kernel_reg;
+
+/* The registered families of each backend, in the order they are asked
+ * (src/cpu/kernels.def for the CPU). */
+extern const rlx_kernel_reg rlx_cpu_kernels[];
+extern const int rlx_cpu_kernel_count;
+
+/* Runs node n's op's reference kernel (single-threaded, x->scratch as its scratch). */
+rlx_status rlx_reference_kernel(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                const rlx_exec *x);
+
 /* Chooses node `node`'s kernel (kernels.c): a fast CPU kernel when one fits
  * and reference_kernels is off, else the reference kernel. `threads` is the
  * session pool's size, for scratch sizing. g is concrete (for a dynamic
@@ -61,6 +86,10 @@ typedef struct rlx_kernel {
  * or NULL for a static model. */
 rlx_status rlx_choose_kernel(const rlx_graph *g, const rlx_graph *sym, int32_t node, const rlx_compile_options *o,
                              int threads, rlx_kernel *k);
+/* Asks the backend's registered families for node `node` in order; leaves
+ * k (pre-filled with the reference kernel) or replaces it. */
+rlx_status rlx_select_kernel(const rlx_graph *g, const rlx_graph *sym, int32_t node, rlx_backend backend, int threads,
+                             rlx_kernel *k);
 /* Whether k is the op's plain reference kernel. */
 bool rlx_kernel_is_reference(const rlx_kernel *k, const rlx_node *n);
 

@@ -147,13 +147,13 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
 }
 
 bool rlx_session_node_is_reference(const rlx_session *s, int32_t i) {
-  return (s->cur && s->cur->use_ref && s->cur->use_ref[i]) ||
-         rlx_kernel_is_reference(&s->c->kernels[i], &s->c->graph.nodes[i]);
+  const rlx_kernel *k = &s->c->kernels[i];
+  return (k->fast && s->cur && s->cur->use_ref && s->cur->use_ref[i]) || rlx_kernel_is_reference(k, &s->c->graph.nodes[i]);
 }
 
 const char *rlx_session_kernel_name(const rlx_session *s, int32_t i) {
   const rlx_kernel *k = &s->c->kernels[i];
-  if (s->cur && s->cur->use_ref && s->cur->use_ref[i]) return "reference (fast kernel cannot run this binding)";
+  if (k->fast && s->cur && s->cur->use_ref && s->cur->use_ref[i]) return "reference (fast kernel cannot run this binding)";
   return k->name_for && s->cur ? k->name_for(&s->cur->g, &s->cur->g.nodes[i]) : k->name;
 }
 
@@ -329,9 +329,9 @@ rlx_status rlx_session_run(rlx_session *s) {
     if (!inst->plan.skip[i]) {
       const rlx_kernel *k = &c->kernels[i];
       rlx_exec x = {.tp = s->tp, .scratch = scratch, .packed = k->packed};
-      rlx_status st;
-      if (k->fast && !inst->use_ref[i]) st = k->fast(n, in, out, &x);
-      else st = (k->ref ? k->ref : rlx_op_table[n->op].vt->ref)(n, in, out, scratch);
+      /* a backend kernel that cannot run this binding's shapes falls back to the reference */
+      rlx_kernel_fn run = k->fast && inst->use_ref[i] ? rlx_reference_kernel : k->run;
+      rlx_status st = run(n, in, out, &x);
       if (st) {
         rlx_error_prefix("node '%s' (%s): ", n->label, n->aten ? n->aten : rlx_op_table[n->op].name);
         return st;

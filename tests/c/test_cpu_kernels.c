@@ -79,7 +79,7 @@ static double run_both(const char *what, rlx_op op, const rlx_params *p, int n_i
   size_t rs = vt->scratch ? vt->scratch(&g, n) : 0;
   void *rscr = aligned_alloc(64, (rs + 64) & ~(size_t)63);
   CHECK_OK(vt->ref(n, vin, &ref, rscr));
-  rlx_kernel kern = {.name = "reference", .ref = vt->ref};
+  rlx_kernel kern = {.name = "reference", .run = rlx_reference_kernel};
   CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &kern));
   if (!kern.fast) {
     fprintf(stderr, "  %s: no fast kernel was selected\n", what);
@@ -88,7 +88,7 @@ static double run_both(const char *what, rlx_op op, const rlx_params *p, int n_i
     CHECK_OK(rlx_threadpool_create(threads, &tp));
     void *fscr = aligned_alloc(64, (kern.scratch + 64) & ~(size_t)63);
     rlx_exec x = {.tp = tp, .scratch = fscr, .packed = kern.packed};
-    CHECK_OK(kern.fast(n, vin, &fast, &x));
+    CHECK_OK(kern.run(n, vin, &fast, &x));
     worst = 0;
     int64_t N = rlx_value_nbytes(ov) / rlx_dtype_size(ov->dtype);
     for (int64_t i = 0; i < N; i++) {
@@ -412,4 +412,37 @@ TEST(slices) {
     }
 }
 
-TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices)
+/* The registry: a node runs the first family registered for its (op, dtype)
+ * that takes it; an (op, dtype) nobody registered runs the reference. */
+static const char *chosen(rlx_op op, const rlx_params *p, rlx_dtype dt, rlx_shape sh) {
+  static char name[64];
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t x = rlx_graph_add_input(&g, "x", dt, &sh);
+  int32_t node = rlx_graph_add_node(&g, op, p, &x, 1, 1, "n", NULL);
+  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+  CHECK(node >= 0);
+  if (node >= 0) CHECK_OK(rlx_cpu_select(&g, NULL, node, 1, &k));
+  snprintf(name, sizeof name, "%s%s", k.name, k.fast != (k.run != rlx_reference_kernel) ? " (inconsistent)" : "");
+  rlx_aligned_free(k.packed);
+  rlx_graph_free(&g);
+  return name;
+}
+
+TEST(registry) {
+  rlx_shape s = {.rank = 2, .dims = {3, 8}};
+  rlx_params relu = {.unary = {.kind = RLX_UNARY_RELU}};
+  CHECK(!strcmp(chosen(RLX_OP_UNARY, &relu, RLX_DTYPE_F32, s), "f32_unary"));
+  CHECK(!strcmp(chosen(RLX_OP_UNARY, &relu, RLX_DTYPE_F16, s), "reference"));  /* no f16 family */
+  rlx_params erf = {.unary = {.kind = RLX_UNARY_ERFINV}};
+  CHECK(!strcmp(chosen(RLX_OP_UNARY, &erf, RLX_DTYPE_F32, s), "reference"));   /* registered, declines */
+  rlx_params sl = {.slice = {.axis = 1, .start = 2, .end = 8, .step = 2}};
+  CHECK(!strcmp(chosen(RLX_OP_SLICE, &sl, RLX_DTYPE_I64, s), "slice_runs"));
+  CHECK(!strcmp(chosen(RLX_OP_SLICE, &sl, RLX_DTYPE_BOOL, s), "slice_runs"));
+  rlx_params sm = {.softmax = {.axis = 1}};
+  CHECK(!strcmp(chosen(RLX_OP_SOFTMAX, &sm, RLX_DTYPE_F32, s), "f32_softmax_rows"));
+  for (int r = 0; r < rlx_cpu_kernel_count; r++)
+    CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
+}
+
+TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)

@@ -60,7 +60,6 @@ static float **run(const rlx_graph *g, float **inputs, int threads, const char *
   if (threads) CHECK_OK(rlx_threadpool_create(threads, &tp));
   for (int32_t i = 0; i < g->n_nodes; i++) {
     const rlx_node *n = &g->nodes[i];
-    const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
     rlx_tensor_view in[RLX_FUSED_MAX_IN + 4] = {0}, out = rlx_value_view(&g->values[n->out[0]]);
     for (int k = 0; k < n->n_in; k++) {
       const rlx_value *v = &g->values[n->in[k]];
@@ -68,15 +67,11 @@ static float **run(const rlx_graph *g, float **inputs, int threads, const char *
       in[k].data = v->kind == RLX_VALUE_NODE || v->kind == RLX_VALUE_INPUT ? buf[n->in[k]] : (void *)v->data;
     }
     out.data = buf[n->out[0]] = malloc(rlx_value_nbytes(&g->values[n->out[0]]) + 4);
-    rlx_kernel k = {.name = "reference", .ref = vt->ref};
+    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
     if (threads) CHECK_OK(rlx_cpu_select(g, NULL, i, threads, &k));
     if (kernels) kernels[i] = k.name;
-    if (k.fast) {
-      rlx_exec x = {.tp = tp};
-      CHECK_OK(k.fast(n, in, &out, &x));
-    } else {
-      CHECK_OK(k.ref(n, in, &out, NULL));
-    }
+    rlx_exec x = {.tp = tp};
+    CHECK_OK(k.run(n, in, &out, &x));
   }
   float **outs = calloc((size_t)g->n_outputs, sizeof *outs);
   for (int i = 0; i < g->n_outputs; i++) {
