@@ -1,7 +1,8 @@
 /*
  * matmul.c — the fast f32 matmul: batched sgemm, with B packed at compile
- * time when it is a constant 2-D weight (linear layers), bias and alpha/beta
- * applied after. Many small batches (attention's bmm) run in parallel over
+ * time when it is a constant 2-D weight (linear layers); alpha, a row bias,
+ * the residual and the activation applied to each block of the output
+ * inside the sgemm (another bias shape: passes after it). Many small batches (attention's bmm) run in parallel over
  * batches with single-threaded sgemm; few large ones use the threaded sgemm.
  * Also the grouped matmul (MoE experts): one sgemm per group of rows.
  *
@@ -21,18 +22,62 @@ typedef struct mm_job {
   rlx_shape ob;
   int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
   int64_t M, N, K;
+  bool in_gemm_ep; /* the epilogue runs inside the sgemm (a row bias or none) */
 } mm_job;
 
 /* Scratch: the threaded sgemm's, then one single-threaded sgemm's per thread. */
 static size_t mm_scratch(int threads) { return rlx_sgemm_scratch(threads) + (size_t)threads * rlx_sgemm_scratch(1); }
+
+/* The epilogue run on each block of C inside the sgemm, while it is in
+ * cache: alpha, a row bias (a linear layer's), the residual, the
+ * activation — the float operations, in the order, of the passes it
+ * replaces (epilogue() then rlx_cpu_epilogue). */
+typedef struct mm_ep {
+  const rlx_matmul_params *p;
+  const float *bias;     /* [N], or NULL */
+  const float *residual; /* laid out like C, or NULL */
+  const float *c0;       /* C's base, to locate the residual */
+} mm_ep;
+
+RLX_VEC_CLONES static void mm_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  const mm_ep *e = ctx;
+  float alpha = (float)e->p->alpha, beta = (float)e->p->beta;
+  (void)i0;
+  for (int r = 0; r < m; r++) {
+    float *row = c + r * ldc;
+    if (e->bias) {
+      const float *b = e->bias + j0;
+      for (int k = 0; k < n; k++) row[k] = alpha * row[k] + beta * b[k];
+    } else if (e->p->alpha != 1.0) {
+      for (int k = 0; k < n; k++) row[k] *= alpha;
+    }
+    if (e->residual) {
+      const float *res = e->residual + (row - e->c0);
+      for (int k = 0; k < n; k++) row[k] += res[k];
+    }
+    if (e->p->ep.has_act) rlx_cpu_act_f32(&e->p->ep.act, row, n);
+  }
+}
+
+/* Whether the bias is absent or a row of N (the epilogue's case). */
+static bool row_bias(const rlx_tensor_view *bias, int64_t N) {
+  if (!bias->data) return true;
+  rlx_shape bs = rlx_view_shape(bias);
+  return rlx_shape_numel(&bs) == N && bs.rank > 0 && bs.dims[bs.rank - 1] == N;
+}
 
 static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scratch) {
   const rlx_matmul_params *p = &j->n->p.matmul;
   const float *A = (const float *)j->in[0].data + rlx_strided_offset(&j->ob, j->sa, bi) * j->M * j->K;
   const float *B = (const float *)j->in[1].data + rlx_strided_offset(&j->ob, j->sb, bi) * j->K * j->N;
   float *C = (float *)j->out[0].data + bi * j->M * j->N;
-  rlx_sgemm_packed(tp, j->M, j->N, j->K, A, j->K, NULL, B, p->trans_b ? j->K : j->N, p->trans_b,
-                   (const float *)j->x->packed, C, j->N, scratch);
+  rlx_sgemm_args a = {.M = j->M, .N = j->N, .K = j->K, .A = A, .lda = j->K, .B = B, .ldb = p->trans_b ? j->K : j->N,
+                      .trans_b = p->trans_b, .b_packed = (const float *)j->x->packed, .C = C, .ldc = j->N};
+  mm_ep e = {p, j->in[2].data, j->n->n_in > 3 && j->in[3].data ? (const float *)j->in[3].data + bi * j->M * j->N : NULL,
+             C};
+  if (j->in_gemm_ep && (e.bias || e.residual || p->alpha != 1.0 || p->ep.has_act))
+    a.epilogue = mm_epilogue, a.epilogue_ctx = &e;
+  rlx_sgemm_ex(tp, &a, scratch);
 }
 
 static void batch_task(void *ctx, int64_t bi, int worker) {
@@ -74,11 +119,13 @@ static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   rlx_broadcast_strides(&ab, &j.ob, j.sa);
   rlx_broadcast_strides(&bb, &j.ob, j.sb);
   int64_t nbatch = rlx_shape_numel(&j.ob);
+  j.in_gemm_ep = row_bias(&in[2], j.N);
   int threads = rlx_threadpool_size(x->tp);
   if (nbatch >= threads && nbatch > 1 && j.M * j.N * j.K < (int64_t)1 << 24)
     rlx_parallel_for(x->tp, nbatch, batch_task, &j);
   else
     for (int64_t bi = 0; bi < nbatch; bi++) one_batch(&j, bi, x->tp, x->scratch);
+  if (j.in_gemm_ep) return RLX_OK;
   if (n->p.matmul.alpha != 1.0 || in[2].data) epilogue(&n->p.matmul, &in[2], &out[0]);
   rlx_cpu_epilogue(x->tp, &n->p.matmul.ep, &in[3], &out[0]);
   return RLX_OK;
