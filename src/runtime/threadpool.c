@@ -38,6 +38,7 @@ struct rlx_threadpool {
   void *ctx;
   int64_t n;
   _Atomic int64_t next;
+  uint64_t regions; /* parallel regions run (each ends in a barrier); written by the caller only */
 };
 
 typedef struct worker_arg {
@@ -156,6 +157,7 @@ void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx) 
     return;
   }
   tp->fn = fn, tp->ctx = ctx, tp->n = n;
+  tp->regions++;
   atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
   atomic_store_explicit(&tp->running, tp->size - 1, memory_order_relaxed);
   atomic_fetch_add(&tp->generation, 1); /* seq_cst: pairs with the sleepers check (Dekker) */
@@ -176,3 +178,5 @@ void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx) 
     pthread_mutex_unlock(&tp->mu);
   }
 }
+
+uint64_t rlx_threadpool_regions(const rlx_threadpool *tp) { return tp ? tp->regions : 0; }

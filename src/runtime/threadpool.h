@@ -25,6 +25,10 @@ typedef void (*rlx_task_fn)(void *ctx, int64_t i, int worker);
 /* A NULL pool runs everything on the calling thread. */
 void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx);
 
+/* How many regions rlx_parallel_for has spread over the pool's threads (a
+ * barrier each: the caller waits for the last task), for profiles. */
+uint64_t rlx_threadpool_regions(const rlx_threadpool *tp);
+
 /* Cores available to this process. */
 int rlx_cpu_count(void);
 

@@ -11,34 +11,39 @@
 /* --profile: time per node (between consecutive after-node hooks). */
 typedef struct profile {
   double last, *node_ms;
+  uint64_t last_regions, *node_regions; /* parallel regions (barriers) per node */
 } profile;
 
 static rlx_status profile_hook(void *ctx, const rlx_session *s, int32_t node) {
-  (void)s;
   profile *p = ctx;
   double t = cli_now_ms();
+  uint64_t r = rlx_threadpool_regions(s->tp);
   p->node_ms[node] += t - p->last;
-  p->last = t;
+  p->node_regions[node] += r - p->last_regions;
+  p->last = t, p->last_regions = r;
   return RLX_OK;
 }
 
 static void print_profile(const rlx_session *s, const profile *p, long iters) {
   const rlx_graph *g = rlx_session_graph(s);
-  double by_op[RLX_OP_COUNT] = {0}, total = 0;
+  double by_op[RLX_OP_COUNT] = {0}, total = 0, reg_op[RLX_OP_COUNT] = {0}, regions = 0;
   int count[RLX_OP_COUNT] = {0};
   for (int32_t i = 0; i < g->n_nodes; i++) {
     by_op[g->nodes[i].op] += p->node_ms[i] / (double)iters;
+    reg_op[g->nodes[i].op] += (double)p->node_regions[i] / (double)iters;
     count[g->nodes[i].op]++;
     total += p->node_ms[i] / (double)iters;
+    regions += (double)p->node_regions[i] / (double)iters;
   }
-  printf("profile (per run, by rlx op; kernels as run at the last binding):\n");
+  printf("profile (per run, by rlx op; kernels as run at the last binding; barriers: parallel regions over the "
+         "%d-thread pool, %.0f per run):\n", rlx_threadpool_size(s->tp), regions);
   for (int pass = 0; pass < RLX_OP_COUNT; pass++) { /* largest first */
     int best = -1;
     for (int o = 0; o < RLX_OP_COUNT; o++)
       if (count[o] && (best < 0 || by_op[o] > by_op[best])) best = o;
     if (best < 0) break;
-    printf("  %-16s %4d nodes %9.3f ms %5.1f%%\n", rlx_op_table[best].name, count[best], by_op[best],
-           total > 0 ? 100.0 * by_op[best] / total : 0.0);
+    printf("  %-16s %4d nodes %9.3f ms %5.1f%%  %6.0f barriers\n", rlx_op_table[best].name, count[best], by_op[best],
+           total > 0 ? 100.0 * by_op[best] / total : 0.0, reg_op[best]);
     count[best] = 0;
   }
   printf("slowest nodes:\n");
@@ -252,10 +257,13 @@ int cmd_bench(int argc, char **argv) {
   profile pr = {0};
   if (!rc && prof) { /* extra runs with the per-node hook (its cost stays out of the latency above) */
     pr.node_ms = calloc((size_t)c.compiled->graph.n_nodes + 1, sizeof(double));
+    pr.node_regions = calloc((size_t)c.compiled->graph.n_nodes + 1, sizeof(uint64_t));
+    if (!pr.node_ms || !pr.node_regions) rc = cli_error(&c, "out of memory");
     c.session->after_node = profile_hook;
     c.session->after_node_ctx = &pr;
     for (long i = 0; !rc && i < iters; i++) {
       pr.last = cli_now_ms();
+      pr.last_regions = rlx_threadpool_regions(c.session->tp);
       if (rlx_session_run(c.session)) rc = cli_error(&c, "run failed");
     }
     c.session->after_node = NULL;
@@ -294,6 +302,7 @@ int cmd_bench(int argc, char **argv) {
     free(bs[k].data);
   }
   free(pr.node_ms);
+  free(pr.node_regions);
   free(t);
   cli_close(&c);
   return rc;
