@@ -53,7 +53,7 @@ def prepare(a, d):
         prog.write_to_file(f)
     tmp.rename(pte)
     rest = ", ".join(f"{k} x{c}" for k, c in left.most_common(6))
-    (d / "note.txt").write_text(f"{parts} XNNPACK partitions" + (f"; outside: {rest}" if rest else ""))
+    (d / "note.txt").write_text(f"XNNPACK partitions: {parts}" + (f"; outside: {rest}" if rest else ""))
 
 
 def run(a, d):
