@@ -114,6 +114,10 @@ static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   j.M = out[0].dims[r - 2], j.N = out[0].dims[r - 1], j.K = in[0].dims[in[0].rank - 1];
   j.ob = rlx_view_shape(&out[0]);
   j.ob.rank -= 2;
+  if (in[1].rank == 2) { /* one B for every batch: a's batches are rows of one product ([197, 1, 768] x W) */
+    j.M *= rlx_shape_numel(&j.ob);
+    j.ob.rank = 0;
+  }
   rlx_shape ab = rlx_view_shape(&in[0]), bb = rlx_view_shape(&in[1]);
   ab.rank -= 2, bb.rank -= 2;
   rlx_broadcast_strides(&ab, &j.ob, j.sa);

@@ -136,7 +136,7 @@ TEST(matmul_tiles) {
   each_threads("linear+residual+gelu", RLX_OP_MATMUL, &e, 4, (spec[]){F32(7, 33), W32(20, 33), W32(20), F32(7, 20)});
   /* the epilogue inside the sgemm: alpha and a row bias, alpha alone, a batched residual, one row
    * (the skinny kernel), a [1, N] bias, blocks split over threads, an empty K */
-  rlx_params ab = {.matmul = {.trans_b = true, .alpha = 0.25, .beta = -3}};
+  rlx_params ab = {.matmul = {.trans_b = true, .alpha = 0.25, .beta = -3}}, bmm0 = {.matmul = {.alpha = 1, .beta = 1}};
   each_threads("linear alpha bias", RLX_OP_MATMUL, &ab, 3, (spec[]){F32(13, 40), W32(300, 40), W32(300)});
   each_threads("matmul alpha", RLX_OP_MATMUL, &ab, 2, (spec[]){F32(13, 40), W32(300, 40)});
   rlx_params er = {.matmul = {.trans_b = true, .alpha = 1, .beta = 1,
@@ -146,6 +146,9 @@ TEST(matmul_tiles) {
   each_threads("one row residual relu", RLX_OP_MATMUL, &er, 4, (spec[]){F32(1, 64), W32(70, 64), W32(70), F32(1, 70)});
   each_threads("bias [1, N]", RLX_OP_MATMUL, &er, 3, (spec[]){F32(130, 64), W32(700, 64), W32(1, 700)});
   each_threads("empty K", RLX_OP_MATMUL, &er, 3, (spec[]){F32(5, 0), W32(9, 0), W32(9)});
+  /* batches of one row against one weight (nn.MultiheadAttention's [S, B, D] with B = 1): one product */
+  each_threads("rows as batches", RLX_OP_MATMUL, &er, 4, (spec[]){F32(37, 1, 40), W32(50, 40), W32(50), F32(37, 1, 50)});
+  each_threads("rows as batches, plain b", RLX_OP_MATMUL, &bmm0, 2, (spec[]){F32(2, 3, 5, 40), F32(40, 9)});
   rlx_params bmm = {.matmul = {.alpha = 1, .beta = 1}}; /* many small batches: attention's bmm */
   each_threads("bmm", RLX_OP_MATMUL, &bmm, 2, (spec[]){F32(12, 17, 8), F32(12, 8, 17)});
 }
