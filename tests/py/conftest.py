@@ -26,6 +26,6 @@ def rlx_bin():
     return path
 
 
-def run_rlx(rlx_bin, *args, timeout=600):
+def run_rlx(rlx_bin, *args, timeout=600, env=None):
     return subprocess.run([str(rlx_bin), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)

@@ -95,6 +95,15 @@ int cmd_inspect(int argc, char **argv) {
   print_hist("aten ops", names, pi->n_aten_nodes);
   for (int i = 0; i < g->n_nodes; i++) names[i] = rlx_op_table[g->nodes[i].op].name;
   print_hist("rlx ops after passes", names, g->n_nodes);
+  int on_ref = 0;
+  for (int i = 0; i < g->n_nodes; i++) { /* reshapes alias their input: no kernel runs */
+    bool view = g->nodes[i].op == RLX_OP_RESHAPE;
+    names[i] = view ? "(view, no kernel)" : c.compiled->kernels[i].name;
+    on_ref += !view && rlx_kernel_is_reference(&c.compiled->kernels[i], &g->nodes[i]);
+  }
+  char title[96];
+  snprintf(title, sizeof title, "kernels (%d on the reference kernel)", on_ref);
+  print_hist(title, names, g->n_nodes);
   free(names);
   printf("lowered: %d rlx nodes; after passes (passes.def): %d\n", m->graph.n_nodes, g->n_nodes);
   printf("memory plan: arena %.3f MiB%s (activations %.3f MiB, scratch %.3f MiB)\n\n",

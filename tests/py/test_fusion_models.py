@@ -1,0 +1,123 @@
+"""End to end: the elementwise fusion pass on real models (docs/design.md,
+"Passes and fusion"). Each model is exported, its compiled graph inspected
+(`rlx inspect`: which nodes were fused, which kernels were chosen) and
+verified against eager torch with every pass on, then again with the fusion
+pass left out (RLX_SKIP_PASSES=fuse_eltwise), which must agree too.
+
+- mobilenet_v3_small: torch decomposes hardswish into add, two clamps, mul
+  and div; each becomes one fused node, and no node runs a reference kernel.
+- a small GPT-2: its tanh GELU (mul, pow, mul, add, mul, tanh, add, mul) is
+  one fused node per layer.
+- a gated MLP, x * scale + tanh(silu(x W1) * (x W2) W3) / 2: silu and tanh
+  go into their matmuls' epilogues, and the scaled residual (scale a
+  broadcast [d] vector), the halving and the sum are one fused node.
+"""
+
+import json
+import os
+import re
+
+import pytest
+import torch
+
+from conftest import run_rlx
+
+import rlx  # noqa: E402  (conftest puts python/ on sys.path)
+
+
+def kernels(inspect_out):
+    """The 'kernels (N on the reference kernel)' histogram: (N, {name: count})."""
+    m = re.search(r"^kernels \((\d+) on the reference kernel\) \(\d+ nodes, \d+ distinct\):\n((?:\s+\d+\s+.+\n)+)",
+                  inspect_out, re.M)
+    assert m, inspect_out[:2000]
+    hist = {}
+    for line in m.group(2).splitlines():
+        count, name = line.strip().split(None, 1)
+        hist[name] = int(count)
+    return int(m.group(1)), hist
+
+
+def rlx_ops(inspect_out):
+    m = re.search(r"^rlx ops after passes \(\d+ nodes, \d+ distinct\):\n((?:\s+\d+\s+.+\n)+)", inspect_out, re.M)
+    assert m, inspect_out[:2000]
+    return {line.split()[1]: int(line.split()[0]) for line in m.group(1).splitlines()}
+
+
+def export_check(rlx_bin, tmp_path, name, model, inputs):
+    out = tmp_path / name
+    summary = rlx.export_program(model.eval(), inputs, out, check=True)
+    assert summary["check"] == "passed", summary["check_message"]
+    ins = run_rlx(rlx_bin, "inspect", out)
+    assert ins.returncode == 0, ins.stderr
+    for skip in (None, "fuse_eltwise"):
+        env = dict(os.environ)
+        if skip:
+            env["RLX_SKIP_PASSES"] = skip
+        r = run_rlx(rlx_bin, "verify", out, "--json", out / "verify.json", env=env)
+        assert r.returncode == 0 and "parity: PASS" in r.stdout, (skip, r.stdout + r.stderr)
+        report = json.loads((out / "verify.json").read_text())
+        assert report["pass"], report
+    return ins.stdout
+
+
+def test_mobilenet_v3_hardswish_fuses(rlx_bin, tmp_path):
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.mobilenet_v3_small(weights=None)
+    out = export_check(rlx_bin, tmp_path, "mnv3s", model, (torch.randn(1, 3, 96, 96),))
+    ops = rlx_ops(out)
+    assert ops.get("fused", 0) >= 10, ops  # every hardswish / hardsigmoid chain
+    assert "unary" not in ops, ops  # the clamps all went into fused nodes or epilogues
+    on_ref, hist = kernels(out)
+    assert on_ref == 0, hist
+    assert hist.get("f32_fused_eltwise") == ops["fused"], hist
+    assert hist.get("f32_reduce_rows", 0) >= 1, hist  # the squeeze-excite means
+
+
+def test_gpt2_gelu_is_one_node_per_layer(rlx_bin, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=64, vocab_size=300, use_cache=False)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = transformers.GPT2Model(cfg)
+
+        def forward(self, ids):
+            return self.m(ids, use_cache=False).last_hidden_state
+
+    out = export_check(rlx_bin, tmp_path, "gpt2", M(), (torch.randint(0, 300, (1, 24)),))
+    fused = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+fused\s", line)]
+    gelu = [line for line in fused if "pow_scalar(" in line and "tanh(" in line]
+    assert len(gelu) == 2, "\n".join(fused)  # one per layer, the whole 8-op chain
+    assert all(line.count("(") >= 8 for line in gelu), gelu
+    on_ref, hist = kernels(out)
+    assert "slice_runs" in hist, hist  # the qkv split
+    assert on_ref <= 1, hist  # at most the embedding's gather
+
+
+class GatedMLP(torch.nn.Module):
+    def __init__(self, d=48, h=80):
+        super().__init__()
+        self.w1 = torch.nn.Linear(d, h, bias=False)
+        self.w2 = torch.nn.Linear(d, h, bias=False)
+        self.w3 = torch.nn.Linear(h, d, bias=False)
+        self.scale = torch.nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        y = self.w3(torch.nn.functional.silu(self.w1(x)) * self.w2(x))
+        return x * self.scale + torch.tanh(y) * 0.5
+
+
+def test_gated_mlp_fuses(rlx_bin, tmp_path):
+    torch.manual_seed(0)
+    out = export_check(rlx_bin, tmp_path, "gmlp", GatedMLP(), (torch.randn(3, 7, 48),))
+    lines = out.splitlines()
+    fused = [line for line in lines if re.match(r"\s+\d+\s+\S+\s+fused\s", line)]
+    assert len(fused) == 1, "\n".join(fused)
+    assert re.search(r"fused +mul\(i\d,i\d\) mul\(i\d,i\d\) add\(s0,s1\) .*scale:f32\[48\]", fused[0]), fused[0]
+    assert any(re.search(r"matmul +trans_b \+silu", line) for line in lines), out
+    assert any(re.search(r"matmul +trans_b \+tanh", line) for line in lines), out
+    on_ref, hist = kernels(out)
+    assert on_ref == 0, hist
