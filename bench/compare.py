@@ -109,6 +109,7 @@ def pause(a) -> None:
 def bench_model(a, model: str, results: list, versions: dict) -> None:
     iters = min(a.iters, a.large_iters) if model in LARGE else a.iters
     warmup = min(a.warmup, 1) if model in LARGE else a.warmup
+    rounds = (a.large_rounds or a.rounds) if model in LARGE else a.rounds
     logs = Path(a.work) / "logs"
     ready = []
     for rt in a.runtimes:  # one-time work, each in a process of its own
@@ -127,7 +128,7 @@ def bench_model(a, model: str, results: list, versions: dict) -> None:
     for t in a.threads:
         per = {rt: {"model": model, "runtime": rt, "threads": t, "iters": iters, "warmup": warmup,
                     "rounds": [], "errors": []} for rt in ready}
-        for k in range(a.rounds):
+        for k in range(rounds):
             order = ready[k % len(ready):] + ready[:k % len(ready)] if ready else []
             for rt in order:
                 pause(a)
@@ -198,7 +199,8 @@ def markdown(meta: dict, results: list) -> str:
            "process, one fresh process per runtime and round, the order rotated every round, after "
            f"{meta['pause']:g} s idle. A figure is the median over {meta['rounds']} round(s) of each "
            f"round's median of {meta['iters']} timed runs (after {meta['warmup']} warm-up runs; "
-           f"{', '.join(sorted(LARGE))}: {meta['large_iters']} runs after 1). Ratios are "
+           f"{', '.join(sorted(LARGE))}: {meta.get('large_rounds', meta['rounds'])} round(s) of "
+           f"{meta['large_iters']} runs after 1). Ratios are "
            "peer / rlx: **above 1, rlx is faster**. Batch 1, fp32, random weights (seed 0), "
            "the same inputs for every runtime.", "",
            f"- command: `{meta['command']}`",
@@ -362,6 +364,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=2, help="untimed runs per process first")
     ap.add_argument("--large-iters", type=int, default=2,
                     help=f"timed runs per process for {', '.join(sorted(LARGE))} (1 warm-up)")
+    ap.add_argument("--large-rounds", type=int, default=0,
+                    help=f"rounds for {', '.join(sorted(LARGE))} (default: --rounds)")
     ap.add_argument("--pause", type=float, default=1.0, help="seconds idle before each process")
     ap.add_argument("--quick", action="store_true",
                     help=f"smoke test: 1 round, 3 runs, {' and '.join(QUICK_MODELS)}")
@@ -401,6 +405,7 @@ def main() -> int:
             "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "machine": machine(), "threads": a.threads, "runtimes": a.runtimes,
             "rounds": a.rounds, "iters": a.iters, "warmup": a.warmup, "large_iters": a.large_iters,
+            "large_rounds": a.large_rounds or a.rounds,
             "pause": a.pause, "versions": {}}
     print(f"{meta['machine']}; threads {a.threads}; {a.rounds} rounds x {a.iters} runs; "
           f"work {a.work}", flush=True)
