@@ -87,7 +87,10 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       return true;
     case RLX_UNARY_CLAMP: { /* a NaN bound is absent; a NaN input propagates (both compares false) */
       float lo = p->a == p->a ? (float)p->a : -INFINITY, hi = p->b == p->b ? (float)p->b : INFINITY;
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+      for (int64_t i = 0; i < n; i++) { /* min, then max: with min > max every element is max, as in torch */
+        float v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+      }
       return true;
     }
     case RLX_UNARY_HARDSIGMOID: /* NaN propagates, as the reference */

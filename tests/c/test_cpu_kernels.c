@@ -254,6 +254,7 @@ TEST(elementwise) {
                               {.kind = RLX_UNARY_CLAMP, .a = 0, .b = NAN},      /* clamp(min=0): no upper bound */
                               {.kind = RLX_UNARY_CLAMP, .a = NAN, .b = 6},      /* clamp(max=6) */
                               {.kind = RLX_UNARY_CLAMP, .a = -0.1, .b = 0.3},   /* bounds not floats: rounded */
+                              {.kind = RLX_UNARY_CLAMP, .a = 2, .b = 1},        /* min > max: all max */
                               {.kind = RLX_UNARY_CLAMP, .a = -1e300, .b = 1e300},  /* beyond float range */
                               {.kind = RLX_UNARY_POW_SCALAR, .a = 2},
                               {.kind = RLX_UNARY_POW_SCALAR, .a = 3},
