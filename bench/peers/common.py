@@ -14,7 +14,8 @@ exporter prints is sent to stderr):
 
 or, where the runtime cannot run the model, ``{"runtime": ..., "error": "..."}``
 with exit status 0: a failure is a result, not a crash.  ``--prepare`` only
-does the one-time work (export, conversion, lowering, cached under DIR) and
+does the one-time work (export, conversion, lowering, cached under
+DIR/RUNTIME/MODEL, which counts as done once its .prepared marker is written) and
 prints ``{"runtime": ..., "prepared": true, "version": ...}``; the timed runs
 then load what it left.
 """
@@ -92,7 +93,14 @@ def main(runtime: str, version: Callable[[], str],
         res["version"] = version()
         d = Path(args.work) / runtime / args.model
         d.mkdir(parents=True, exist_ok=True)
-        prepare(args, d)
+        done = d / ".prepared"  # written last: a half-written cache is never used
+        if not done.exists():
+            for f in d.iterdir():
+                if f.is_file():
+                    f.unlink()
+        if args.prepare or not done.exists():
+            prepare(args, d)
+            done.touch()
         if args.prepare:
             res["prepared"] = True
         else:
