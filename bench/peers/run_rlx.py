@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 from common import REPO, Unsupported, main
 
@@ -22,7 +23,9 @@ def version():
     v = (r.stdout.strip() or r.stderr.strip()).replace("rlx ", "")
     g = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                        capture_output=True, text=True)
-    return f"{v} ({g.stdout.strip()})" if g.returncode == 0 else v
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(RLX_BIN)))
+    head = f"checkout {g.stdout.strip()}, " if g.returncode == 0 else ""
+    return f"{v} ({head}binary built {built})"
 
 
 def prepare(a, d):
