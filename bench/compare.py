@@ -207,6 +207,8 @@ def markdown(meta: dict, results: list) -> str:
            f"- date: {meta['date']}",
            f"- machine: {meta['machine']}",
            "- versions: " + ", ".join(f"{LABEL[rt]} {v[rt]}" for rt in runtimes if rt in v), ""]
+    if meta.get("note"):
+        out += [f"**Note.** {meta['note']}", ""]
     out += ["Settings: PyTorch eager with `torch.set_num_threads(N)`, `set_flush_denormal(True)`, "
             "`inference_mode()`; torch.compile inductor default mode, compile time excluded; "
             "ONNX Runtime from `torch.onnx.export`, `intra_op_num_threads=N`, one inter-op thread, "
@@ -377,10 +379,13 @@ def main() -> int:
     ap.add_argument("--prepare-timeout", type=float, default=3600, help="seconds per prepare process")
     ap.add_argument("--write", metavar="FILE.md", help="write the report (and .json, _ratios.png)")
     ap.add_argument("--report", metavar="FILE.json", help="only re-render --write from saved results")
+    ap.add_argument("--note", help="a remark for the report (e.g. on the machine's load)")
     a = ap.parse_args()
 
     if a.report:
         saved = json.loads(Path(a.report).read_text())
+        if a.note is not None:
+            saved["meta"]["note"] = a.note
         write_report(saved["meta"], saved["results"], Path(a.write or Path(a.report).with_suffix(".md")))
         return 0
     if a.quick:
@@ -406,7 +411,7 @@ def main() -> int:
             "machine": machine(), "threads": a.threads, "runtimes": a.runtimes,
             "rounds": a.rounds, "iters": a.iters, "warmup": a.warmup, "large_iters": a.large_iters,
             "large_rounds": a.large_rounds or a.rounds,
-            "pause": a.pause, "versions": {}}
+            "pause": a.pause, "versions": {}, "note": a.note or ""}
     print(f"{meta['machine']}; threads {a.threads}; {a.rounds} rounds x {a.iters} runs; "
           f"work {a.work}", flush=True)
     results: list = []
