@@ -1,6 +1,7 @@
 /*
  * norm.c — fast f32 row kernels: softmax / log_softmax over the last axis,
- * layer_norm and rms_norm over trailing axes. Rows are split over the pool;
+ * layer_norm and rms_norm over trailing axes; group_norm and inference
+ * batch_norm per channel plane. Rows are split over the pool;
  * statistics accumulate in double as in the reference kernels.
  */
 #include <math.h>
@@ -75,5 +76,80 @@ rlx_status rlx_cpu_try_rows(const rlx_graph *g, const rlx_graph *sym, const rlx_
   if (n->op == RLX_OP_SOFTMAX && n->p.softmax.axis != xv->shape.rank - 1) return RLX_OK;
   k->run = rows_run, k->fast = true, k->scratch = 0;
   k->name = n->op == RLX_OP_SOFTMAX ? "f32_softmax_rows" : "f32_norm_rows";
+  return RLX_OK;
+}
+
+/* ---- group norm and inference batch norm: per-channel planes ----
+ *
+ * group_norm: statistics over each (sample, group) block of C/G channels x
+ * the spatial size, in double as in the reference; then per channel
+ * (x - mean) * inv [* w + b] in float, as the layer norm rows above. batch
+ * norm with running statistics: per channel (x - mean) * (inv * w) + b.
+ * Blocks (groups, or sample-channel planes) are split over the pool. */
+
+typedef struct chan_job {
+  const rlx_node *n;
+  const float *x, *mean, *var, *w, *b;
+  float *y;
+  int64_t C, G, S; /* channels, groups (batch norm: C), spatial size */
+} chan_job;
+
+RLX_VEC_CLONES static void group_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const chan_job *j = ctx;
+  int64_t cg = j->C / j->G, D = cg * j->S, c0 = t % j->G * cg;
+  const float *x = j->x + t * D;
+  float *y = j->y + t * D;
+  double acc[8] = {0}, mean = 0, var = 0;
+  int64_t i = 0;
+  for (; i + 8 <= D; i += 8)
+    for (int l = 0; l < 8; l++) acc[l] += (double)x[i + l];
+  for (; i < D; i++) mean += (double)x[i];
+  for (int l = 0; l < 8; l++) mean += acc[l];
+  mean /= (double)D;
+  for (i = 0; i < D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  float inv = (float)(1.0 / sqrt(var / (double)D + j->n->p.norm.eps)), m = (float)mean;
+  for (int64_t c = 0; c < cg; c++) {
+    const float *xc = x + c * j->S;
+    float *yc = y + c * j->S;
+    float w = j->w ? j->w[c0 + c] : 1.0f, b = j->b ? j->b[c0 + c] : 0.0f;
+    if (j->w || j->b)
+      for (int64_t s = 0; s < j->S; s++) yc[s] = (xc[s] - m) * inv * w + b;
+    else
+      for (int64_t s = 0; s < j->S; s++) yc[s] = (xc[s] - m) * inv;
+  }
+}
+
+RLX_VEC_CLONES static void batch_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const chan_job *j = ctx;
+  int64_t c = t % j->C;
+  double inv = 1.0 / sqrt((double)j->var[c] + j->n->p.norm.eps);
+  float m = j->mean[c], s = (float)(inv * (j->w ? (double)j->w[c] : 1.0)), b = j->b ? j->b[c] : 0.0f;
+  const float *x = j->x + t * j->S;
+  float *y = j->y + t * j->S;
+  for (int64_t i = 0; i < j->S; i++) y[i] = (x[i] - m) * s + b;
+}
+
+static rlx_status chan_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  bool bn = n->op == RLX_OP_BATCH_NORM;
+  int64_t N = in[0].dims[0], C = in[0].dims[1], S = rlx_dims_prod(in[0].dims, 2, in[0].rank);
+  chan_job j = {.n = n, .x = in[0].data, .y = out[0].data, .C = C, .S = S};
+  if (bn) j.mean = in[1].data, j.var = in[2].data, j.w = in[3].data, j.b = in[4].data, j.G = C;
+  else j.w = in[1].data, j.b = in[2].data, j.G = n->p.norm.groups;
+  int64_t blocks = N * j.G;
+  if (blocks == 0 || S == 0) return RLX_OK;
+  rlx_parallel_for(N * C * S >= 16384 ? x->tp : NULL, blocks, bn ? batch_task : group_task, &j);
+  return RLX_OK;
+}
+
+rlx_status rlx_cpu_try_channels(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads,
+                                rlx_kernel *k) {
+  (void)sym, (void)threads;
+  const rlx_value *xv = rlx_in(g, n, 0);
+  if (xv->dtype != RLX_DTYPE_F32 || xv->shape.rank < 2) return RLX_OK;
+  if (n->op == RLX_OP_BATCH_NORM && !rlx_in(g, n, 1)) return RLX_OK; /* batch statistics: the reference */
+  k->run = chan_run, k->fast = true, k->scratch = 0;
+  k->name = n->op == RLX_OP_BATCH_NORM ? "f32_batch_norm_planes" : "f32_group_norm_blocks";
   return RLX_OK;
 }

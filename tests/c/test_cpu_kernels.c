@@ -385,6 +385,26 @@ TEST(rows) {
   each_threads("layer_norm no affine", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), NONE, NONE});
   rlx_params rms = {.norm = {.n_axes = 1, .eps = 1e-6}};
   each_threads("rms_norm", RLX_OP_RMS_NORM, &rms, 2, (spec[]){F32(9, 64), W32(64)});
+  rlx_params gn = {.norm = {.groups = 8, .eps = 1e-5}};
+  each_threads("group_norm", RLX_OP_GROUP_NORM, &gn, 3, (spec[]){F32(2, 32, 7, 9), W32(32), W32(32)});
+  each_threads("group_norm big", RLX_OP_GROUP_NORM, &gn, 3, (spec[]){F32(1, 64, 40, 41), W32(64), W32(64)});
+  each_threads("group_norm no affine", RLX_OP_GROUP_NORM, &gn, 3, (spec[]){F32(3, 16, 5), NONE, NONE});
+  gn.norm.groups = 3;
+  spec gx = F32(2, 6, 13);
+  gx.specials = true;
+  each_threads("group_norm specials", RLX_OP_GROUP_NORM, &gn, 3, (spec[]){gx, W32(6), NONE});
+  each_threads("group_norm empty", RLX_OP_GROUP_NORM, &gn, 3, (spec[]){F32(2, 6, 0), W32(6), W32(6)});
+  /* inference batch norm: positive variances (exact values), with and without the affine part */
+  static const int64_t var5[] = {1, 2, 3, 4, 5}, var7[] = {1, 3, 2, 9, 4, 7, 6};
+  rlx_params bn = {.norm = {.eps = 1e-5}};
+  spec v5 = {RLX_DTYPE_F32, {.rank = 1, .dims = {5}}, true, false, false, var5};
+  spec v7 = {RLX_DTYPE_F32, {.rank = 1, .dims = {7}}, true, false, false, var7};
+  each_threads("batch_norm", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(2, 5, 11, 13), W32(5), v5, W32(5), W32(5)});
+  each_threads("batch_norm big", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(1, 7, 64, 65), W32(7), v7, NONE, NONE});
+  each_threads("batch_norm rank 2", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(3, 5), W32(5), v5, W32(5), NONE});
+  spec bx = F32(2, 5, 9);
+  bx.specials = true;
+  each_threads("batch_norm specials", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){bx, W32(5), v5, W32(5), W32(5)});
 }
 
 static rlx_params perm(int a, int b, int c, int d) {
