@@ -3038,9 +3038,10 @@ def parity_reference_wrong_dtype(c):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[0], file=sys.stderr)
-        return 2
+    if len(sys.argv) != 2 or sys.argv[1].startswith('-'):
+        # one argument, the output directory (an option such as --help is not a directory name)
+        print(__doc__.strip(), file=sys.stderr)
+        return 0 if len(sys.argv) == 2 and sys.argv[1] in ('-h', '--help') else 2
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     names = set()
