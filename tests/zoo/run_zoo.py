@@ -793,6 +793,8 @@ def main(argv=None) -> int:
         return 2
     a.work.mkdir(parents=True, exist_ok=True)
 
+    rev = _git_rev()  # the checkout the run starts from (commits made during a long run do not count)
+    built = time.strftime("%Y-%m-%d %H:%M", time.localtime(rlx_bin.stat().st_mtime))
     t0 = time.perf_counter()
     prog = Progress(len(chosen))
     recs = []
@@ -822,7 +824,7 @@ def main(argv=None) -> int:
         cmd = "python3 tests/zoo/run_zoo.py " + " ".join(shlex.quote(x) for x in (
             argv if argv is not None else sys.argv[1:]))
         meta = {"command": cmd.strip(), "date": datetime.date.today().isoformat(),
-                "rlx_rev": _git_rev(), "torch": f"torch {torch.__version__}",
+                "rlx_rev": f"{rev}, binary built {built}", "torch": f"torch {torch.__version__}",
                 "subset": "only" if a.only else a.subset, "decomposition": a.decomposition,
                 "total_s": total, "dynamic": None if a.no_dynamic else dc}
         write_markdown(a.write, recs, meta)
