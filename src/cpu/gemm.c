@@ -18,6 +18,10 @@
 
 #include "cpu/gemm.h"
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #define KC 256
 #define MC 192  /* a multiple of every MR */
 #define NC 2048 /* a multiple of every NR */
@@ -62,13 +66,39 @@ size_t rlx_sgemm_scratch(int threads) {
   return b_block_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
 }
 
+/* Rows [r0, r0 + 4) of one MR-row panel, 4 k at a time as 4x4 transposes
+ * (SSE: every x86-64); returns how many k it did. */
+static int64_t pack_a_quad(int mr, const float *A, int64_t lda, int64_t kc, float *ap) {
+#if defined(__SSE2__)
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    __m128 r0 = _mm_loadu_ps(A + k), r1 = _mm_loadu_ps(A + lda + k), r2 = _mm_loadu_ps(A + 2 * lda + k),
+           r3 = _mm_loadu_ps(A + 3 * lda + k);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(ap + k * mr, r0);
+    _mm_storeu_ps(ap + (k + 1) * mr, r1);
+    _mm_storeu_ps(ap + (k + 2) * mr, r2);
+    _mm_storeu_ps(ap + (k + 3) * mr, r3);
+  }
+  return k;
+#else
+  (void)mr, (void)A, (void)lda, (void)kc, (void)ap;
+  return 0;
+#endif
+}
+
 /* A[mc x kc] (row stride lda) into MR-row panels: ap[panel][k][r], zero-padded. */
 static void pack_a(int mr, const float *A, int64_t lda, int64_t mc, int64_t kc, float *ap) {
   for (int64_t i = 0; i < mc; i += mr, ap += kc * mr) {
-    int rows = (int)RLX_MIN(mr, mc - i);
-    for (int64_t k = 0; k < kc; k++) {
-      for (int r = 0; r < rows; r++) ap[k * mr + r] = A[(i + r) * lda + k];
-      for (int r = rows; r < mr; r++) ap[k * mr + r] = 0.0f;
+    int rows = (int)RLX_MIN(mr, mc - i), r = 0;
+    for (; r + 4 <= rows; r += 4) { /* four rows at a time, then the k tail */
+      const float *a = A + (i + r) * lda;
+      for (int64_t k = pack_a_quad(mr, a, lda, kc, ap + r); k < kc; k++)
+        for (int q = 0; q < 4; q++) ap[k * mr + r + q] = a[q * lda + k];
+    }
+    for (int64_t k = 0; r < mr && k < kc; k++) {
+      for (int q = r; q < rows; q++) ap[k * mr + q] = A[(i + q) * lda + k];
+      for (int q = rows; q < mr; q++) ap[k * mr + q] = 0.0f;
     }
   }
 }
@@ -93,6 +123,8 @@ typedef struct gemm_job {
   float *C;
   rlx_sgemm_pack_fn pack_b;
   const void *pack_ctx;
+  rlx_sgemm_pack_a_fn pack_a;
+  const void *pack_a_ctx;
   rlx_sgemm_epilogue_fn epilogue;
   const void *epilogue_ctx;
   /* the current (jc, pc) block */
@@ -155,7 +187,7 @@ static void compute_task(void *ctx, int64_t t, int worker) {
   int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
   bool last = j->p0 + j->kc >= j->K;
-  if (!j->a_packed && j->M <= RLX_SGEMM_SKINNY_M) { /* few rows: stream B once, A unpacked */
+  if (!j->a_packed && !j->pack_a && j->M <= RLX_SGEMM_SKINNY_M) { /* few rows: stream B once, A unpacked */
     for (int64_t p = pa; p < pb; p++) {
       int64_t col = j->j0 + p * isa->nr;
       float *c = j->C + col;
@@ -170,7 +202,11 @@ static void compute_task(void *ctx, int64_t t, int worker) {
     ap = j->a_packed + packed_a_offset(isa, j->M, j->K, i0, j->p0);
   } else {
     float *buf = (float *)(j->a_bufs + a_block_bytes() * (size_t)worker);
-    pack_a(isa->mr, j->A + i0 * j->lda + j->p0, j->lda, mc, j->kc, buf);
+    if (j->pack_a)
+      for (int64_t i = 0; i < mc; i += isa->mr)
+        j->pack_a(j->pack_a_ctx, i0 + i, (int)RLX_MIN(isa->mr, mc - i), j->p0, j->kc, isa->mr, buf + i * j->kc);
+    else
+      pack_a(isa->mr, j->A + i0 * j->lda + j->p0, j->lda, mc, j->kc, buf);
     ap = buf;
   }
   for (int64_t p = pa; p < pb; p++) {
@@ -200,6 +236,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
   gemm_job j = {.isa = isa, .M = M, .N = N, .K = K, .lda = a->lda, .ldb = a->ldb, .ldc = a->ldc, .A = a->A,
                 .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
                 .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .a_packed = a->a_packed,
+                .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx,
                 .a_bufs = base + b_block_bytes()};
   int threads = rlx_threadpool_size(tp);
   j.mtiles = (M + MC - 1) / MC;

@@ -67,6 +67,11 @@ void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float 
  *    activation. */
 typedef void (*rlx_sgemm_pack_fn)(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr,
                                   float *dst);
+/* An A packer writes rows [i0, i0 + rows) (rows <= mr) and columns [k0, k0 +
+ * kc) of A as one MR-row panel dst[k][r] (r < mr, zero-padded to mr): a
+ * channels-last conv packs its image rows (implicit im2col). */
+typedef void (*rlx_sgemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t kc, int mr,
+                                    float *dst);
 typedef void (*rlx_sgemm_epilogue_fn)(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
 
 typedef struct rlx_sgemm_args {
@@ -74,6 +79,8 @@ typedef struct rlx_sgemm_args {
   const float *A;        /* [M, K] row stride lda, or NULL with a_packed */
   int64_t lda;
   const float *a_packed; /* from rlx_sgemm_pack_a, or NULL */
+  rlx_sgemm_pack_a_fn pack_a; /* or A packed by this, panel by panel */
+  const void *pack_a_ctx;
   const float *B;        /* [K, N] (trans_b: [N, K]) row stride ldb; or b_packed; or pack_b */
   int64_t ldb;
   bool trans_b;
