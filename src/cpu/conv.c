@@ -709,7 +709,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
   conv_geo c;
-  if (p->transposed || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
+  if (p->transposed || p->channels_last || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
       (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
     return RLX_OK;
   dw_geo d;

@@ -50,6 +50,41 @@ static void perm_rows(void *ctx, int64_t t, int worker) {
   }
 }
 
+/* The two inner output axes swapped in the input (NCHW <-> NHWC): y [outer,
+ * A, B] = x [outer, B, A], in 32 x 32 tiles (their 32 input rows stay in
+ * L1 while the tile is written row by row); narrower rows (3 channels) in
+ * taller tiles, so a tile is never a handful of elements. */
+#define TILE 32
+
+typedef struct tr_job {
+  const char *x;
+  char *y;
+  size_t es;
+  int64_t outer, A, B, xo, tile_a, tiles_a, tiles_b; /* xo: input stride of the outer index; tile_a: tile rows */
+} tr_job;
+
+RLX_VEC_CLONES static void tr_tile4(uint32_t *restrict y, const uint32_t *restrict x, int64_t A, int64_t B, int64_t na,
+                                    int64_t nb) {
+  for (int64_t i = 0; i < na; i++)
+    for (int64_t j = 0; j < nb; j++) y[i * B + j] = x[j * A + i];
+}
+
+static void tr_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const tr_job *j = ctx;
+  int64_t per = j->tiles_a * j->tiles_b, o = t / per, ta = (t % per) / j->tiles_b, tb = t % j->tiles_b;
+  int64_t a0 = ta * j->tile_a, b0 = tb * TILE, na = RLX_MIN(j->tile_a, j->A - a0), nb = RLX_MIN(TILE, j->B - b0);
+  size_t es = j->es;
+  const char *x = j->x + (size_t)(o * j->xo + b0 * j->A + a0) * es;
+  char *y = j->y + (size_t)(o * j->A * j->B + a0 * j->B + b0) * es;
+  if (es == 4) {
+    tr_tile4((uint32_t *)y, (const uint32_t *)x, j->A, j->B, na, nb);
+    return;
+  }
+  for (int64_t i = 0; i < na; i++)
+    for (int64_t k = 0; k < nb; k++) memcpy(y + (size_t)(i * j->B + k) * es, x + (size_t)(k * j->A + i) * es, es);
+}
+
 /* y (contiguous, dims) = x read with stride st[i] (elements) along output axis i. */
 static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const int64_t *st, const void *x, size_t es) {
   perm_job j = {.x = x, .y = out->data, .es = es};
@@ -69,6 +104,17 @@ static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const i
   j.row_len = j.dims[j.rank - 1];
   j.rows = rlx_view_numel(out) / (j.row_len ? j.row_len : 1);
   if (j.row_len == 0 || j.rows == 0) return;
+  int r = j.rank;
+  if (r >= 2 && j.st[r - 2] == 1 && j.st[r - 1] == j.dims[r - 2] && j.dims[r - 2] > 1 &&
+      (r == 2 || j.st[r - 3] == j.dims[r - 2] * j.dims[r - 1]) && (r <= 3)) { /* a transpose of the inner two */
+    tr_job t = {.x = x, .y = out->data, .es = es, .outer = r == 3 ? j.dims[0] : 1, .A = j.dims[r - 2],
+                .B = j.dims[r - 1], .xo = r == 3 ? j.st[0] : 0};
+    t.tile_a = t.B < TILE ? TILE * TILE / t.B : TILE; /* narrow rows (3 channels): taller tiles */
+    t.tiles_a = (t.A + t.tile_a - 1) / t.tile_a, t.tiles_b = (t.B + TILE - 1) / TILE;
+    int64_t tasks = t.outer * t.tiles_a * t.tiles_b;
+    rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, tasks, tr_task, &t);
+    return;
+  }
   int64_t tasks = (j.rows + 63) / 64;
   rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, tasks, perm_rows, &j);
 }

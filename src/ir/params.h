@@ -109,6 +109,10 @@ typedef struct rlx_conv_params {
   int64_t out_pad[RLX_MAX_SPATIAL]; /* transposed only */
   int64_t groups;
   bool transposed;
+  /* 2-D, not transposed: x [N, H, W, C], y (and the residual) [N, OH, OW, O];
+   * w stays [O, C/g, kh, kw]. Set by the layout pass (docs/design.md,
+   * "Layout"), never by lowering. */
+  bool channels_last;
   rlx_epilogue ep; /* inputs: x, w, bias?, residual? */
 } rlx_conv_params;
 

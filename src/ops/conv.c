@@ -8,6 +8,7 @@
  *   residual [N, O, *S']        optional (fusion): added after the bias,
  *                               then the fused activation (params ep)
  *   out  [N, O, *S']
+ *   channels_last (2-D): x [N, H, W, C], residual and out [N, OH, OW, O]
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
  * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
@@ -40,17 +41,32 @@ static void geom(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *
   }
 }
 
+/* [N, H, W, C] <-> [N, C, H, W] (channels-last convs; other ranks unchanged). */
+static rlx_shape nchw_of(const rlx_shape *s) {
+  rlx_shape r = *s;
+  if (s->rank == 4) r.dims[1] = s->dims[3], r.dims[2] = s->dims[1], r.dims[3] = s->dims[2];
+  return r;
+}
+static rlx_shape nhwc_of(const rlx_shape *s) {
+  rlx_shape r = *s;
+  if (s->rank == 4) r.dims[1] = s->dims[2], r.dims[2] = s->dims[3], r.dims[3] = s->dims[1];
+  return r;
+}
+
 static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *b = rlx_in(g, n, 2);
   if (p->nd < 1 || p->nd > 3) RLX_INFER_FAIL("conv has %d spatial dims (1..3 supported)", p->nd);
-  if (x->shape.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
+  if (p->channels_last && (p->nd != 2 || p->transposed))
+    RLX_INFER_FAIL("channels-last conv is 2-D and not transposed");
+  rlx_shape xs = p->channels_last ? nchw_of(&x->shape) : x->shape; /* the input as [N, C, *S] */
+  if (xs.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
     RLX_INFER_FAIL("conv%dd needs rank-%d input and weight, got ranks %d and %d", p->nd, p->nd + 2,
-                   x->shape.rank, w->shape.rank);
+                   xs.rank, w->shape.rank);
   if (x->dtype != w->dtype || (x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_F64))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "conv computes in f32 or f64, got %s and %s",
                       rlx_dtype_name(x->dtype), rlx_dtype_name(w->dtype));
-  int64_t C = x->shape.dims[1], G = p->groups;
+  int64_t C = xs.dims[1], G = p->groups;
   if (G < 1 || C % G) RLX_INFER_FAIL("conv groups=%lld do not divide %lld input channels",
                                      (long long)G, (long long)C);
   int64_t O;
@@ -66,12 +82,12 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
                                               (long long)C);
     O = w->shape.dims[1] * G;
   }
-  os[0].rank = x->shape.rank;
-  os[0].dims[0] = x->shape.dims[0];
+  os[0].rank = xs.rank;
+  os[0].dims[0] = xs.dims[0];
   os[0].dims[1] = O;
   if (rlx_dim_is_sym(C)) RLX_INFER_FAIL("conv needs a static channel count (axis 1 is symbolic)");
   for (int i = 0; i < p->nd; i++) {
-    int64_t in = x->shape.dims[2 + i], k = w->shape.dims[2 + i];
+    int64_t in = xs.dims[2 + i], k = w->shape.dims[2 + i];
     if (rlx_dim_is_sym(in)) { /* a symbolic size: the same formula on dims (bounds checked per binding) */
       if (!rlx_param_ok(p->stride[i], 1) || !rlx_param_ok(p->dilation[i], 1) || !rlx_param_ok(p->pad[i], 0) ||
           !rlx_param_ok(p->out_pad[i], 0))
@@ -115,17 +131,33 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (b && (b->shape.rank != 1 || b->shape.dims[0] != O || b->dtype != x->dtype))
     RLX_INFER_FAIL("conv bias must be [%lld] %s", (long long)O, rlx_dtype_name(x->dtype));
   od[0] = x->dtype;
+  if (p->channels_last) os[0] = nhwc_of(&os[0]);
   return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
 }
 
 static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
   const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]];
   conv_geom c;
-  geom(&n->p.conv, &x->shape, &w->shape, &y->shape, &c);
+  bool cl = n->p.conv.channels_last;
+  rlx_shape xs = cl ? nchw_of(&x->shape) : x->shape, ys = cl ? nchw_of(&y->shape) : y->shape;
+  geom(&n->p.conv, &xs, &w->shape, &ys, &c);
   int64_t kp = c.k[0] * c.k[1] * c.k[2], es = (int64_t)rlx_dtype_size(x->dtype);
-  if (!n->p.conv.transposed) return (size_t)((c.C / c.G) * kp * c.out[0] * c.out[1] * c.out[2] * es);
+  /* channels-last: the input and the output in [N, C, *S] first */
+  size_t planes = cl ? (size_t)((rlx_shape_numel(&xs) + rlx_shape_numel(&ys)) * es) : 0;
+  if (!n->p.conv.transposed) return planes + (size_t)((c.C / c.G) * kp * c.out[0] * c.out[1] * c.out[2] * es);
   int64_t og = c.O / c.G, cg = c.C / c.G, isp = c.in[0] * c.in[1] * c.in[2];
   return (size_t)((og * kp * cg + og * kp * isp) * es);
+}
+
+/* dst[n][b][a] = src[n][a][b] for n < N (a, b the two inner blocks). */
+static void swap_inner(void *dst, const void *src, int64_t N, int64_t A, int64_t B, bool f64) {
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t a = 0; a < A; a++)
+      for (int64_t b = 0; b < B; b++) {
+        int64_t si = (i * A + a) * B + b, di = (i * B + b) * A + a;
+        if (f64) ((double *)dst)[di] = ((const double *)src)[si];
+        else ((float *)dst)[di] = ((const float *)src)[si];
+      }
 }
 
 static inline void copy_el(void *dst, int64_t di, const void *src, int64_t si, bool f64) {
@@ -219,11 +251,22 @@ static void conv_transposed(const conv_geom *c, const void *x, const void *w, vo
 static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                            void *scratch) {
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  bool f64 = in[0].dtype == RLX_DTYPE_F64, cl = n->p.conv.channels_last;
+  const void *x = in[0].data;
+  void *y = out[0].data;
+  if (cl) { /* the NCHW computation on transposed copies (scratch: x, y, then the columns) */
+    xs = nchw_of(&xs), ys = nchw_of(&ys);
+    int64_t es = f64 ? 8 : 4;
+    void *xt = scratch;
+    y = (char *)scratch + es * rlx_shape_numel(&xs);
+    scratch = (char *)y + es * rlx_shape_numel(&ys);
+    swap_inner(xt, x, xs.dims[0], xs.dims[2] * xs.dims[3], xs.dims[1], f64);
+    x = xt;
+  }
   conv_geom c;
   geom(&n->p.conv, &xs, &ws, &ys, &c);
-  bool f64 = in[0].dtype == RLX_DTYPE_F64;
-  if (n->p.conv.transposed) conv_transposed(&c, in[0].data, in[1].data, out[0].data, scratch, f64);
-  else conv_forward(&c, in[0].data, in[1].data, out[0].data, scratch, f64);
+  if (n->p.conv.transposed) conv_transposed(&c, x, in[1].data, y, scratch, f64);
+  else conv_forward(&c, x, in[1].data, y, scratch, f64);
   if (in[2].data) {
     int64_t osp = c.out[0] * c.out[1] * c.out[2];
     for (int64_t b = 0; b < c.N; b++)
@@ -231,13 +274,14 @@ static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
         int64_t base = (b * c.O + o) * osp;
         if (f64) {
           double bv = ((const double *)in[2].data)[o];
-          for (int64_t i = 0; i < osp; i++) ((double *)out[0].data)[base + i] += bv;
+          for (int64_t i = 0; i < osp; i++) ((double *)y)[base + i] += bv;
         } else {
           float bv = ((const float *)in[2].data)[o];
-          for (int64_t i = 0; i < osp; i++) ((float *)out[0].data)[base + i] += bv;
+          for (int64_t i = 0; i < osp; i++) ((float *)y)[base + i] += bv;
         }
       }
   }
+  if (cl) swap_inner(out[0].data, y, ys.dims[0], ys.dims[1], ys.dims[2] * ys.dims[3], f64);
   rlx_epilogue_apply(&n->p.conv.ep, &in[3], &out[0]);
   return RLX_OK;
 }
@@ -250,6 +294,7 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprint_ints(buf, cap, "dilation", p->dilation, p->nd);
   if (p->transposed) rlx_bprint_ints(buf, cap, "out_pad", p->out_pad, p->nd);
   if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
+  if (p->channels_last) rlx_bprintf(buf, cap, " channels_last");
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 

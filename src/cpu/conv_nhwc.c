@@ -1,0 +1,335 @@
+/*
+ * conv_nhwc.c — the fast f32 channels-last convolution (2-D, made by the
+ * layout pass, docs/design.md "Layout"):
+ *
+ *   x [N, H, W, C], w [O, C/g, kh, kw], bias [O], residual/y [N, OH, OW, O]
+ *
+ * groups 1: one sgemm with a row per output pixel,
+ *
+ *   y [N*OH*OW, O] = cols [N*OH*OW, kh*kw*C] @ W^T [kh*kw*C, O]
+ *
+ * the weights reordered to (tap, channel) columns and packed once at
+ * compile time as the sgemm's B; a 1x1 kernel with stride 1 and no padding
+ * reads the image itself as A (lda = C), any other packs its A panels
+ * straight from the image (implicit im2col: a row is the C-long channel run
+ * of each tap, zero outside the image). Bias, residual and activation run in
+ * the sgemm's epilogue, per block of output pixels.
+ *
+ * depthwise (C = O = groups): direct, vectorized over channels — each
+ * output pixel accumulates, for a block of channels, one FMA per tap of
+ * contiguous vectors of x and of the weights (reordered to [tap][C]).
+ * Tasks are (output row, channel block), so a 7x7 image still splits.
+ */
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+
+typedef struct nhwc_geo {
+  int64_t N, H, W, C, O, G, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw;
+} nhwc_geo;
+
+static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
+                   nhwc_geo *c) {
+  if (p->nd != 2 || !p->channels_last || p->transposed || x->rank != 4 || w->rank != 4 || y->rank != 4) return false;
+  *c = (nhwc_geo){x->dims[0], x->dims[1], x->dims[2], x->dims[3], y->dims[3], p->groups, w->dims[2], w->dims[3],
+                  y->dims[1], y->dims[2], p->stride[0], p->stride[1], p->pad[0], p->pad[1], p->dilation[0],
+                  p->dilation[1]};
+  return true;
+}
+
+static bool pointwise(const nhwc_geo *c) {
+  return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0;
+}
+static bool depthwise(const nhwc_geo *c) { return c->G > 1 && c->G == c->C && c->O == c->C; }
+
+/* ---- groups 1: the sgemm ---- */
+
+typedef struct nhwc_src {
+  const nhwc_geo *c;
+  const float *x;
+} nhwc_src;
+
+/* Rows [i0, i0 + rows) (output pixels) and columns [k0, k0 + kc) ((tap,
+ * channel) pairs, channel fastest) of the implicit im2col matrix, as one
+ * MR-row panel dst[k][r]. */
+static void pack_rows(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t kc, int mr, float *dst) {
+  const nhwc_src *s = ctx;
+  const nhwc_geo *c = s->c;
+  for (int r = 0; r < rows; r++) {
+    int64_t pix = i0 + r, ox = pix % c->OW, t = pix / c->OW, oy = t % c->OH, b = t / c->OH;
+    int64_t iy0 = oy * c->sh - c->ph, ix0 = ox * c->sw - c->pw;
+    const float *img = s->x + b * c->H * c->W * c->C;
+    int64_t k = k0, end = k0 + kc;
+    while (k < end) {
+      int64_t tap = k / c->C, ch = k % c->C, run = RLX_MIN(c->C - ch, end - k);
+      int64_t iy = iy0 + (tap / c->kw) * c->dh, ix = ix0 + (tap % c->kw) * c->dw;
+      float *d = dst + (k - k0) * mr + r;
+      if (iy < 0 || iy >= c->H || ix < 0 || ix >= c->W) {
+        for (int64_t e = 0; e < run; e++) d[e * mr] = 0.0f;
+      } else {
+        const float *src = img + (iy * c->W + ix) * c->C + ch;
+        for (int64_t e = 0; e < run; e++) d[e * mr] = src[e];
+      }
+      k += run;
+    }
+  }
+  for (int r = rows; r < mr; r++)
+    for (int64_t k = 0; k < kc; k++) dst[k * mr + r] = 0.0f;
+}
+
+typedef struct nhwc_ep {
+  const rlx_epilogue *ep;
+  const float *bias;     /* [O], or NULL */
+  const float *residual; /* laid out like y, or NULL */
+  const float *c0;       /* y's base, to locate the residual */
+} nhwc_ep;
+
+RLX_VEC_CLONES static void nhwc_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  const nhwc_ep *e = ctx;
+  (void)i0;
+  if (e->bias)
+    for (int r = 0; r < m; r++) {
+      float *row = c + r * ldc;
+      const float *b = e->bias + j0;
+      for (int k = 0; k < n; k++) row[k] += b[k];
+    }
+  if (n == ldc) { /* the block has every output channel: its rows are one run */
+    int64_t len = (int64_t)m * n;
+    if (e->residual) {
+      const float *res = e->residual + (c - e->c0);
+      for (int64_t k = 0; k < len; k++) c[k] += res[k];
+    }
+    if (e->ep->has_act) rlx_cpu_act_f32(&e->ep->act, c, len);
+    return;
+  }
+  for (int r = 0; r < m; r++) {
+    float *row = c + r * ldc;
+    if (e->residual) {
+      const float *res = e->residual + (row - e->c0);
+      for (int k = 0; k < n; k++) row[k] += res[k];
+    }
+    if (e->ep->has_act) rlx_cpu_act_f32(&e->ep->act, row, n);
+  }
+}
+
+static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  nhwc_geo c;
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &c)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
+  const rlx_epilogue *ep = &n->p.conv.ep;
+  const float *res = n->n_in > 3 ? in[3].data : NULL;
+  nhwc_ep e = {ep, in[2].data, res, out[0].data};
+  nhwc_src src = {&c, in[0].data};
+  rlx_sgemm_args a = {.M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
+                      .trans_b = true, .C = out[0].data, .ldc = c.O,
+                      .epilogue = in[2].data || res || ep->has_act ? nhwc_epilogue : NULL, .epilogue_ctx = &e};
+  if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;
+  else a.pack_a = pack_rows, a.pack_a_ctx = &src;
+  rlx_sgemm_ex(x->tp, &a, x->scratch);
+  return RLX_OK;
+}
+
+/* ---- depthwise ---- */
+
+#define DW_BLOCK 64 /* channels a task's accumulators hold */
+
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+
+typedef struct dw_job {
+  nhwc_geo c;
+  const float *x, *wt, *bias, *res; /* wt: the weights as [tap][C] (packed) */
+  float *y;
+  const rlx_epilogue *ep;
+  int64_t cblocks, cblock; /* channel blocks per row, channels per block */
+} dw_job;
+
+/* For np output pixels p (x advancing xstep floats, y C floats per pixel):
+ * y_p[0, nc) = sum over taps t < nt of w_t[0, nc) * x_t[0, nc), with
+ * x_t = x + base + p * xstep + xoff[t] and w_t = wt + woff[t]: the channels
+ * [c0, c0 + nc) of a run of pixels that see the same taps. */
+RLX_VEC_CLONES static void dw_pixels(const float *x, int64_t base, int64_t xstep, int64_t np, const int64_t *xoff,
+                                     const float *wt, const int64_t *woff, int nt, int64_t nc, float *y,
+                                     int64_t ystep) {
+  for (int64_t p = 0; p < np; p++, base += xstep, y += ystep) {
+    int64_t ch = 0;
+    for (; ch + 64 <= nc; ch += 64) {
+      v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+      for (int t = 0; t < nt; t++) {
+        const float *xp = x + (base + xoff[t]) + ch, *wp = wt + woff[t] + ch;
+        a0 += *(const v16 *)wp * *(const v16 *)xp;
+        a1 += *(const v16 *)(wp + 16) * *(const v16 *)(xp + 16);
+        a2 += *(const v16 *)(wp + 32) * *(const v16 *)(xp + 32);
+        a3 += *(const v16 *)(wp + 48) * *(const v16 *)(xp + 48);
+      }
+      *(v16 *)(y + ch) = a0, *(v16 *)(y + ch + 16) = a1, *(v16 *)(y + ch + 32) = a2, *(v16 *)(y + ch + 48) = a3;
+    }
+    for (; ch + 16 <= nc; ch += 16) {
+      v16 a0 = {0};
+      for (int t = 0; t < nt; t++) a0 += *(const v16 *)(wt + woff[t] + ch) * *(const v16 *)(x + (base + xoff[t]) + ch);
+      *(v16 *)(y + ch) = a0;
+    }
+    for (; ch + 8 <= nc; ch += 8) {
+      v8 a0 = {0};
+      for (int t = 0; t < nt; t++) a0 += *(const v8 *)(wt + woff[t] + ch) * *(const v8 *)(x + (base + xoff[t]) + ch);
+      *(v8 *)(y + ch) = a0;
+    }
+    for (; ch < nc; ch++) {
+      float a0 = 0.0f;
+      for (int t = 0; t < nt; t++) a0 += wt[woff[t] + ch] * x[base + xoff[t] + ch];
+      y[ch] = a0;
+    }
+  }
+}
+
+/* bias (per channel, period nc), residual: y[0, n). */
+RLX_VEC_CLONES static void dw_finish(float *restrict y, const float *restrict bias, const float *restrict res,
+                                     int64_t nc, int64_t n) {
+  if (bias)
+    for (int64_t i = 0; i < n; i += nc)
+      for (int64_t e = 0; e < nc; e++) y[i + e] += bias[e];
+  if (res)
+    for (int64_t i = 0; i < n; i++) y[i] += res[i];
+}
+
+#define DW_TAPS 64 /* taps with a precomputed offset table (more: one pixel at a time, table rebuilt) */
+
+static void dw_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const dw_job *j = ctx;
+  const nhwc_geo *c = &j->c;
+  int64_t row = t / j->cblocks, c0 = (t % j->cblocks) * j->cblock, nc = RLX_MIN(j->cblock, c->C - c0);
+  int64_t b = row / c->OH, oy = row % c->OH, iy0 = oy * c->sh - c->ph;
+  /* the kernel rows inside the image: [k0, k1) */
+  int64_t k0 = 0, k1 = c->kh;
+  while (k0 < k1 && iy0 + k0 * c->dh < 0) k0++;
+  while (k1 > k0 && iy0 + (k1 - 1) * c->dh >= c->H) k1--;
+  const float *img = j->x + b * c->H * c->W * c->C + c0;
+  const float *wt = j->wt + c0;
+  float *yrow = j->y + (b * c->OH + oy) * c->OW * c->C + c0;
+  int64_t xoff[DW_TAPS], woff[DW_TAPS];
+  for (int64_t ox = 0; ox < c->OW;) {
+    /* the kernel columns inside the image at ox: [l0, l1); then the run of pixels that share them */
+    int64_t ix0 = ox * c->sw - c->pw, l0 = 0, l1 = c->kw;
+    while (l0 < l1 && ix0 + l0 * c->dw < 0) l0++;
+    while (l1 > l0 && ix0 + (l1 - 1) * c->dw >= c->W) l1--;
+    int64_t end = ox + 1;
+    for (;; end++) {
+      if (end >= c->OW) break;
+      int64_t jx = end * c->sw - c->pw, m0 = 0, m1 = c->kw;
+      while (m0 < m1 && jx + m0 * c->dw < 0) m0++;
+      while (m1 > m0 && jx + (m1 - 1) * c->dw >= c->W) m1--;
+      if (m0 != l0 || m1 != l1) break;
+    }
+    float *y = yrow + ox * c->C;
+    int64_t np = end - ox;
+    if ((k1 - k0) * (l1 - l0) <= DW_TAPS) {
+      int nt = 0;
+      for (int64_t ki = k0; ki < k1; ki++)
+        for (int64_t kj = l0; kj < l1; kj++, nt++) {
+          xoff[nt] = ((iy0 + ki * c->dh) * c->W + kj * c->dw) * c->C;
+          woff[nt] = (ki * c->kw + kj) * c->C;
+        }
+      dw_pixels(img, ix0 * c->C, c->sw * c->C, np, xoff, wt, woff, nt, nc, y, c->C);
+    } else { /* a big kernel: per pixel, the taps in table-sized groups, summed */
+      float part[DW_BLOCK];
+      for (int64_t p = 0; p < np; p++, y += c->C) {
+        int64_t base = (ix0 + p * c->sw) * c->C;
+        for (int64_t e = 0; e < nc; e++) y[e] = 0.0f;
+        int n = 0;
+        for (int64_t ki = k0; ki < k1; ki++)
+          for (int64_t kj = l0; kj < l1; kj++) {
+            xoff[n] = ((iy0 + ki * c->dh) * c->W + kj * c->dw) * c->C, woff[n] = (ki * c->kw + kj) * c->C;
+            if (++n < DW_TAPS && !(ki == k1 - 1 && kj == l1 - 1)) continue;
+            for (int64_t q = 0; q < nc; q += DW_BLOCK) {
+              int64_t m = RLX_MIN(DW_BLOCK, nc - q);
+              dw_pixels(img + q, base, 0, 1, xoff, wt + q, woff, n, m, part, 0);
+              for (int64_t e = 0; e < m; e++) y[q + e] += part[e];
+            }
+            n = 0;
+          }
+      }
+    }
+    ox = end;
+  }
+  /* bias, residual and activation over the row: one run when the task has every channel */
+  int64_t at = (b * c->OH + oy) * c->OW * c->C + c0;
+  if (nc == c->C) {
+    int64_t n = c->OW * c->C;
+    dw_finish(yrow, j->bias, j->res ? j->res + at : NULL, nc, n);
+    if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, yrow, n);
+    return;
+  }
+  for (int64_t ox = 0; ox < c->OW; ox++) {
+    float *y = yrow + ox * c->C;
+    dw_finish(y, j->bias ? j->bias + c0 : NULL, j->res ? j->res + at + ox * c->C : NULL, nc, nc);
+    if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, y, nc);
+  }
+}
+
+static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  dw_job j = {.x = in[0].data, .wt = x->packed, .bias = in[2].data, .res = n->n_in > 3 ? in[3].data : NULL,
+              .y = out[0].data, .ep = &n->p.conv.ep};
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
+  int64_t rows = j.c.N * j.c.OH;
+  if (rows == 0 || j.c.OW == 0 || j.c.C == 0) return RLX_OK;
+  /* whole rows when there are plenty; else channel blocks too, so every thread has several tasks */
+  int threads = rlx_threadpool_size(x->tp);
+  j.cblock = rows >= 8 * threads ? j.c.C : DW_BLOCK;
+  j.cblocks = (j.c.C + j.cblock - 1) / j.cblock;
+  int64_t work = rows * j.c.OW * j.c.C * j.c.kh * j.c.kw;
+  rlx_parallel_for(work >= 16384 ? x->tp : NULL, rows * j.cblocks, dw_task, &j);
+  return RLX_OK;
+}
+
+/* ---- selection ---- */
+
+static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  (void)g, (void)n;
+  return rlx_sgemm_scratch(threads);
+}
+
+rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads,
+                                 rlx_kernel *k) {
+  (void)sym;
+  const rlx_conv_params *p = &n->p.conv;
+  const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
+  nhwc_geo c;
+  if (!p->channels_last || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
+      (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
+    return RLX_OK;
+  const float *w = wv->data;
+  int64_t taps = c.kh * c.kw;
+  if (depthwise(&c)) { /* [C, 1, kh, kw] -> [tap][C] */
+    float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)(taps * c.C));
+    if (!wt) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+    for (int64_t ch = 0; ch < c.C; ch++)
+      for (int64_t t = 0; t < taps; t++) wt[t * c.C + ch] = w[ch * taps + t];
+    k->packed = wt;
+    k->run = dw_run, k->fast = true, k->name = "f32_conv_nhwc_depthwise", k->scratch = 0;
+    return RLX_OK;
+  }
+  if (c.G != 1) return RLX_OK;
+  /* [O, C, kh, kw] -> [O][tap][C] (W^T's rows), packed as the sgemm's B */
+  int64_t Kd = taps * c.C;
+  float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)RLX_MAX(1, c.O * Kd));
+  void *packed = rlx_aligned_alloc(rlx_sgemm_packed_size(c.O, Kd));
+  if (!wt || !packed) {
+    rlx_aligned_free(wt), rlx_aligned_free(packed);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+  }
+  for (int64_t o = 0; o < c.O; o++)
+    for (int64_t ch = 0; ch < c.C; ch++)
+      for (int64_t t = 0; t < taps; t++) wt[(o * taps + t) * c.C + ch] = w[(o * c.C + ch) * taps + t];
+  rlx_sgemm_pack_b(c.O, Kd, wt, Kd, true, packed);
+  rlx_aligned_free(wt);
+  k->packed = packed;
+  k->run = gemm_run, k->fast = true;
+  k->name = pointwise(&c) ? "f32_conv_nhwc_1x1_sgemm" : "f32_conv_nhwc_sgemm";
+  k->scratch_for = gemm_scratch_for;
+  k->scratch = gemm_scratch_for(g, n, threads);
+  return RLX_OK;
+}
