@@ -24,7 +24,7 @@ static rlx_status profile_hook(void *ctx, const rlx_session *s, int32_t node) {
   return RLX_OK;
 }
 
-static void print_profile(const rlx_session *s, const profile *p, long iters) {
+static void print_profile(const rlx_session *s, const profile *p, long iters, long top) {
   const rlx_graph *g = rlx_session_graph(s);
   double by_op[RLX_OP_COUNT] = {0}, total = 0, reg_op[RLX_OP_COUNT] = {0}, regions = 0;
   int count[RLX_OP_COUNT] = {0};
@@ -46,9 +46,9 @@ static void print_profile(const rlx_session *s, const profile *p, long iters) {
            total > 0 ? 100.0 * by_op[best] / total : 0.0, reg_op[best]);
     count[best] = 0;
   }
-  printf("slowest nodes:\n");
+  printf("slowest nodes%s:\n", top >= g->n_nodes ? " (all)" : "");
   bool *shown = calloc((size_t)g->n_nodes + 1, 1);
-  for (int k = 0; k < 10 && shown; k++) {
+  for (long k = 0; k < top && shown; k++) {
     int32_t best = -1;
     for (int32_t i = 0; i < g->n_nodes; i++)
       if (!shown[i] && (best < 0 || p->node_ms[i] > p->node_ms[best])) best = i;
@@ -193,6 +193,7 @@ int cmd_bench(int argc, char **argv) {
   const char *dir = NULL;
   long iters = 20, warmup = 3;
   bool prof = false;
+  long top = 10;
   static binding bs[MAX_BINDINGS];
   int nb = 0;
   memset(bs, 0, sizeof bs);
@@ -209,6 +210,12 @@ int cmd_bench(int argc, char **argv) {
       binding *b = &bs[sep || !nb ? nb++ : nb - 1];
       for (const char *p = argv[++i]; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
         if (parse_shape(p, b)) return 2;
+    } else if (!strcmp(argv[i], "--top")) {
+      char *end;
+      if (i + 1 >= argc) return cli_usage("bench", "--top needs a value");
+      top = strtol(argv[++i], &end, 10);
+      if (*end || top < 0 || top > 100000000) return cli_usage("bench", "--top %s: expected a count", argv[i]);
+      prof = true;
     } else if (!strcmp(argv[i], "--iters") || !strcmp(argv[i], "--warmup")) {
       if (i + 1 >= argc) return cli_usage("bench", "%s needs a value", argv[i]);
       char *end;
@@ -226,7 +233,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (!dir)
-    return cli_usage("bench", "usage: rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile] "
+    return cli_usage("bench", "usage: rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile] [--top N] "
                      "[--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...");
   cli_ctx c = {.cmd = "bench"};
   int rc = cli_open(&c, dir, &copts);
@@ -295,7 +302,7 @@ int cmd_bench(int argc, char **argv) {
     printf("memory: arena %.2f MiB%s (this binding: activations %.2f MiB, scratch %.2f MiB)\n",
            (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " at the bounds" : "",
            (double)pl->values_size / 1048576.0, (double)pl->scratch_size / 1048576.0);
-    if (prof) print_profile(c.session, &pr, iters);
+    if (prof) print_profile(c.session, &pr, iters, top);
   }
   for (int k = 0; k < nb; k++) {
     for (int i = 0; bs[k].data && i < n_in; i++) free(bs[k].data[i]);

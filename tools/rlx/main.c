@@ -16,7 +16,7 @@ static void usage(FILE *f) {
           "                 --intermediates); a tolerance failure is arbitrated by the exporter's float64 run\n"
           "                 (out64::i) unless --no-arbiter\n"
           "  rlx run DIR [--input NAME=FILE.npy]... [--output-dir D]   run, write outputs as .npy\n"
-          "  rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile]   latency percentiles; per-node times\n"
+          "  rlx bench DIR [--iters N] [--warmup N] [--threads N] [--profile] [--top N]   latency percentiles; per-node times (the N slowest)\n"
           "                [--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...   at other shapes (dynamic\n"
           "                 models; several --binding alternate)\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
