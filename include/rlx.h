@@ -30,10 +30,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* RLX_API marks what librlx.so exports. The library is compiled with
+ * -fvisibility=hidden, so the functions declared here with RLX_API are the
+ * whole of its dynamic symbol table (tests/abi.sh checks both ways). */
+#if defined(__GNUC__) || defined(__clang__)
+#define RLX_API __attribute__((visibility("default")))
+#else
+#define RLX_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* The version, in one place: CMake reads these lines for the project version,
+ * the package files and the soname, librlx.so.RLX_VERSION_MAJOR. A change to
+ * this header that breaks callers built against an earlier one (a function
+ * removed or changed, a public struct or enum reordered or resized) raises
+ * the major version. */
 #define RLX_VERSION_MAJOR 0
 #define RLX_VERSION_MINOR 1
 #define RLX_VERSION_PATCH 0
@@ -58,11 +72,11 @@ typedef enum rlx_status {
 } rlx_status;
 
 /* Static string naming a status ("ok", "format error", ...). */
-const char *rlx_status_string(rlx_status s);
+RLX_API const char *rlx_status_string(rlx_status s);
 
 /* Message for the last failed call on this thread; "" if none. The pointer
  * stays valid until the next rlx call on this thread. */
-const char *rlx_last_error(void);
+RLX_API const char *rlx_last_error(void);
 
 /* ---- dtypes ------------------------------------------------------------ */
 
@@ -88,9 +102,9 @@ typedef enum rlx_dtype {
 } rlx_dtype;
 
 /* "f32", ... or "?" for an invalid value. */
-const char *rlx_dtype_name(rlx_dtype t);
+RLX_API const char *rlx_dtype_name(rlx_dtype t);
 /* Bytes per element; 0 for an invalid value. */
-size_t rlx_dtype_size(rlx_dtype t);
+RLX_API size_t rlx_dtype_size(rlx_dtype t);
 
 /* ---- plain values ------------------------------------------------------ */
 
@@ -104,7 +118,7 @@ typedef struct rlx_tensor_view {
 
 /* Elements in a view (product of dims; 1 for rank 0); -1 when the view is
  * not valid (rank outside 0..RLX_MAX_RANK, a negative dim, or overflow). */
-int64_t rlx_view_numel(const rlx_tensor_view *v);
+RLX_API int64_t rlx_view_numel(const rlx_tensor_view *v);
 
 /* Description of a model input or output. Strings live as long as the
  * model. A model exported with dynamic axes has symbolic dims: for those,
@@ -153,17 +167,19 @@ typedef struct rlx_load_options {
  * creation and run and fails with RLX_ERR_IO if it shrank; truncation during
  * a run cannot be caught and raises SIGBUS, and bytes rewritten in place
  * change the weights. Load with copy_weights when the file may change. */
-rlx_status rlx_model_load(const char *dir, const rlx_load_options *opts, rlx_model **model_out);
-void rlx_model_destroy(rlx_model *model);
+RLX_API rlx_status rlx_model_load(const char *dir, const rlx_load_options *opts,
+                                  rlx_model **model_out);
+RLX_API void rlx_model_destroy(rlx_model *model);
 
-int rlx_model_input_count(const rlx_model *model);
-int rlx_model_output_count(const rlx_model *model);
+RLX_API int rlx_model_input_count(const rlx_model *model);
+RLX_API int rlx_model_output_count(const rlx_model *model);
 /* Fills *info_out for input/output `index`; RLX_ERR_INVALID_ARGUMENT if out of range. */
-rlx_status rlx_model_input_info(const rlx_model *model, int index, rlx_io_info *info_out);
-rlx_status rlx_model_output_info(const rlx_model *model, int index, rlx_io_info *info_out);
+RLX_API rlx_status rlx_model_input_info(const rlx_model *model, int index, rlx_io_info *info_out);
+RLX_API rlx_status rlx_model_output_info(const rlx_model *model, int index, rlx_io_info *info_out);
 /* The model's shape symbols (0 for a static model). */
-int rlx_model_symbol_count(const rlx_model *model);
-rlx_status rlx_model_symbol_info(const rlx_model *model, int index, rlx_symbol_info *info_out);
+RLX_API int rlx_model_symbol_count(const rlx_model *model);
+RLX_API rlx_status rlx_model_symbol_info(const rlx_model *model, int index,
+                                         rlx_symbol_info *info_out);
 
 /* ---- compile ----------------------------------------------------------- */
 
@@ -186,13 +202,13 @@ typedef struct rlx_compile_options {
 } rlx_compile_options;
 
 /* Fills *opts with the defaults (size set, CPU, all cores, passes on). */
-void rlx_compile_options_init(rlx_compile_options *opts);
+RLX_API void rlx_compile_options_init(rlx_compile_options *opts);
 
 /* Compiles a copy of the model's graph. The model must outlive the result
  * (weights stay mapped from its files). `opts` may be NULL. */
-rlx_status rlx_model_compile(const rlx_model *model, const rlx_compile_options *opts,
-                             rlx_compiled **compiled_out);
-void rlx_compiled_destroy(rlx_compiled *compiled);
+RLX_API rlx_status rlx_model_compile(const rlx_model *model, const rlx_compile_options *opts,
+                                     rlx_compiled **compiled_out);
+RLX_API void rlx_compiled_destroy(rlx_compiled *compiled);
 
 /* ---- session ----------------------------------------------------------- */
 
@@ -203,16 +219,16 @@ typedef struct rlx_session rlx_session;
  * model; large arenas are reserved address space that fills as bindings use
  * it); nothing the session does later allocates. The compiled model must
  * outlive the session. */
-rlx_status rlx_session_create(const rlx_compiled *compiled, rlx_session **session_out);
-void rlx_session_destroy(rlx_session *session);
+RLX_API rlx_status rlx_session_create(const rlx_compiled *compiled, rlx_session **session_out);
+RLX_API void rlx_session_destroy(rlx_session *session);
 
 /* Binds input `name` to caller memory, read (not copied) during each run.
  * The view's dtype and rank must be the input's; its dims must be the
  * input's for a static model, and any allowed binding of the symbols for a
  * dynamic one (checked at the next reshape or run). The memory must stay
  * valid until it is rebound or the session is destroyed. */
-rlx_status rlx_session_bind_input(rlx_session *session, const char *name,
-                                  const rlx_tensor_view *view);
+RLX_API rlx_status rlx_session_bind_input(rlx_session *session, const char *name,
+                                          const rlx_tensor_view *view);
 
 /* The reshape stage: resolves the symbols from the shapes of the bound
  * inputs, checks their bounds and the model's relations, and plans this
@@ -222,26 +238,27 @@ rlx_status rlx_session_bind_input(rlx_session *session, const char *name,
  * RLX_ERR_SHAPE naming the input, the axis, the symbol and its bounds, or
  * the relation that fails (the session stays usable); RLX_ERR_INVALID_ARGUMENT
  * (an unbound input). Allocates nothing. */
-rlx_status rlx_session_reshape(rlx_session *session);
+RLX_API rlx_status rlx_session_reshape(rlx_session *session);
 
 /* Binds output `name` ("0", "1", ... or the graph value name) to caller
  * memory; each run copies the output there (its dims must be the output's
  * at the binding that runs, else the run fails with RLX_ERR_SHAPE).
  * Optional: see rlx_session_output. */
-rlx_status rlx_session_bind_output(rlx_session *session, const char *name,
-                                   const rlx_tensor_view *view);
+RLX_API rlx_status rlx_session_bind_output(rlx_session *session, const char *name,
+                                           const rlx_tensor_view *view);
 
 /* Runs the graph (reshaping first when the input shapes changed). Every
  * input must be bound. Allocates nothing.
  * Errors: RLX_ERR_INVALID_ARGUMENT (unbound input), RLX_ERR_SHAPE (see
  * rlx_session_reshape), RLX_ERR_RUNTIME (a kernel rejected its data; the
  * message names the node). */
-rlx_status rlx_session_run(rlx_session *session);
+RLX_API rlx_status rlx_session_run(rlx_session *session);
 
 /* Output `index` as a view into session memory with its shape at the current
  * binding (after a run: that run's output), valid until the next run or
  * reshape or the session's destruction. */
-rlx_status rlx_session_output(const rlx_session *session, int index, rlx_tensor_view *view_out);
+RLX_API rlx_status rlx_session_output(const rlx_session *session, int index,
+                                      rlx_tensor_view *view_out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what rlx builds with, when missing (Debian/Ubuntu): a C compiler,
-# cmake, cJSON (libcjson-dev), and clang with libFuzzer (scripts/fuzz.sh).
+# cmake, cJSON (libcjson-dev), clang with libFuzzer (scripts/fuzz.sh), and a
+# C++ compiler and pkg-config (the C++ consumer of scripts/install_check.sh).
 # With --python, also the Python packages the exporter and the test suite use
 # (python/requirements-test.txt).
 set -euo pipefail
@@ -11,6 +12,8 @@ command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v clang >/dev/null 2>&1 || need+=(clang) # libFuzzer, for scripts/fuzz.sh
+command -v c++ >/dev/null 2>&1 || need+=(g++)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: C unit tests and CLI bad-input tests (ctest) in a
-# Release build and again under AddressSanitizer + UndefinedBehaviorSanitizer
-# (gcc, then clang, which also checks float -> int casts), the threaded tests
-# under ThreadSanitizer, then the Python end-to-end tests (export with torch,
+# Release build, that build installed and used from C++ (find_package and
+# pkg-config, shared and static: scripts/install_check.sh), the ctest suite
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (gcc, then clang,
+# which also checks float -> int casts), the threaded tests under
+# ThreadSanitizer, then the Python end-to-end tests (export with torch,
 # verify with rlx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +16,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 echo "== ctest (Release)"
 (cd build && ctest --output-on-failure -j"$jobs")
+echo "== install check"
+scripts/install_check.sh build
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRLX_SANITIZE=ON >/dev/null

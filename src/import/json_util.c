@@ -247,7 +247,7 @@ rlx_status rlx_json_shape(const cJSON *j, const char *where, rlx_shape *out) {
   int i = 0;
   const cJSON *d;
   cJSON_ArrayForEach(d, j) {
-    int64_t v;
+    int64_t v = 0; /* gcc cannot see that rlx_errorf never returns RLX_OK */
     if (rlx_json_int(d, where, &v) || v < 0)
       return rlx_errorf(RLX_ERR_FORMAT, "%s[%d] must be a non-negative integer", where, i);
     if (!rlx_mul_ok(numel, (uint64_t)v, &numel) || numel > ((uint64_t)1 << 48))
@@ -258,7 +258,7 @@ rlx_status rlx_json_shape(const cJSON *j, const char *where, rlx_shape *out) {
 }
 
 rlx_status rlx_json_dtype(const cJSON *obj, const char *key, const char *where, rlx_dtype *out) {
-  const char *tok;
+  const char *tok = NULL; /* gcc cannot see that rlx_errorf never returns RLX_OK */
   if (rlx_json_str(obj, key, where, &tok)) return RLX_ERR_FORMAT;
   int t = rlx_dtype_from_token(tok);
   if (t < 0) return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: unknown dtype '%s'", where, tok);

@@ -598,7 +598,7 @@ static rlx_status scalar_info(rlx_lower *lw, const rlx_aten_node *n, lw_scalar_i
     r->kind = LW_SCALAR_DIM;
     if (lw_is(n, "sym_numel")) return rlx_shape_numel_dim_lw(lw, xs, &r->dim);
     int64_t d;
-    int a;
+    int a = 0; /* gcc cannot see that rlx_errorf never returns RLX_OK */
     if ((st = lw_int(lw, n, 1, "dim", 0, &d)) || (st = lw_axis(d, xs->rank, "argument 'dim'", &a))) return st;
     r->dim = xs->rank ? xs->dims[a] : 1;
     return RLX_OK;
@@ -842,7 +842,7 @@ static rlx_status add_outputs(rlx_lower *lw) {
   const rlx_torch_ir *ir = lw->ir;
   for (int32_t i = 0; i < ir->n_outputs; i++) {
     const rlx_ir_output *o = &ir->outputs[i];
-    int32_t v;
+    int32_t v = -1; /* gcc cannot see that rlx_errorf never returns RLX_OK */
     if (o->is_const) {
       const rlx_arg *a = &o->value;
       rlx_dtype t = a->kind == RLX_ARG_FLOAT ? RLX_DTYPE_F64
