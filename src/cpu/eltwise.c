@@ -83,7 +83,12 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       return true;
     }
     case RLX_UNARY_HARDSWISH: /* as the reference up to float rounding */
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] * fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f) / 6.0f;
+      for (int64_t i = 0; i < n; i++) { /* compares, not fminf/fmaxf (library calls): NaN gives NaN either way */
+        float v = x[i] + 3.0f;
+        v = v < 0.0f ? 0.0f : v;
+        v = v > 6.0f ? 6.0f : v;
+        y[i] = x[i] * v / 6.0f;
+      }
       return true;
     case RLX_UNARY_CLAMP: { /* a NaN bound is absent; a NaN input propagates (both compares false) */
       float lo = p->a == p->a ? (float)p->a : -INFINITY, hi = p->b == p->b ? (float)p->b : INFINITY;
@@ -93,8 +98,13 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       }
       return true;
     }
-    case RLX_UNARY_HARDSIGMOID: /* NaN propagates, as the reference */
-      for (int64_t i = 0; i < n; i++) y[i] = x[i] != x[i] ? x[i] : fminf(fmaxf(x[i] / 6.0f + 0.5f, 0.0f), 1.0f);
+    case RLX_UNARY_HARDSIGMOID: /* torch's float operations: clamp(x + 3, 0, 6) / 6; NaN propagates */
+      for (int64_t i = 0; i < n; i++) {
+        float v = x[i] + 3.0f;
+        v = v < 0.0f ? 0.0f : v;
+        v = v > 6.0f ? 6.0f : v;
+        y[i] = x[i] != x[i] ? x[i] : v / 6.0f;
+      }
       return true;
     default:
       return false;

@@ -132,7 +132,7 @@ double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64) {
       return x > 0 ? scale * x : scale * alpha * expm1(x);
     }
     case RLX_UNARY_HARDTANH: return x < p->a ? p->a : x > p->b ? p->b : x;
-    case RLX_UNARY_HARDSIGMOID: return x != x ? x : fmin(fmax(x / 6.0 + 0.5, 0.0), 1.0);
+    case RLX_UNARY_HARDSIGMOID: return x != x ? x : fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0; /* torch's formula */
     case RLX_UNARY_HARDSWISH: return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
     case RLX_UNARY_SOFTPLUS: return softplus(x, p->a, p->b);
     case RLX_UNARY_MISH: return x * tanh(softplus(x, 1.0, 20.0));

@@ -1,11 +1,16 @@
 """End to end: the elementwise fusion pass on real models (docs/design.md,
-"Passes and fusion"). Each model is exported, its compiled graph inspected
-(`rlx inspect`: which nodes were fused, which kernels were chosen) and
-verified against eager torch with every pass on, then again with the fusion
-pass left out (RLX_SKIP_PASSES=fuse_eltwise), which must agree too.
+"Passes and fusion", "Layout"). Each model is exported, its compiled graph
+inspected (`rlx inspect`: which nodes were fused, which kernels were chosen)
+and verified against eager torch with every pass on, then again with each
+rewrite left out (RLX_SKIP_PASSES=fuse_eltwise, recognize, layout), which
+must agree too.
 
 - mobilenet_v3_small: torch decomposes hardswish into add, two clamps, mul
-  and div; each becomes one fused node, and no node runs a reference kernel.
+  and div, and hardsigmoid likewise; each is recognized as one unary and
+  folded into its conv's epilogue (without the recognize pass, each is one
+  fused node); the network runs channels-last with one permute at each
+  end, depthwise convs on their NHWC kernel, and no node on a reference
+  kernel.
 - a small GPT-2: its tanh GELU (mul, pow, mul, add, mul, tanh, add, mul) is
   one fused node per layer.
 - a gated MLP, x * scale + tanh(silu(x W1) * (x W2) W3) / 2: silu and tanh
@@ -43,13 +48,13 @@ def rlx_ops(inspect_out):
     return {line.split()[1]: int(line.split()[0]) for line in m.group(1).splitlines()}
 
 
-def export_check(rlx_bin, tmp_path, name, model, inputs):
+def export_check(rlx_bin, tmp_path, name, model, inputs, skips=(None, "fuse_eltwise")):
     out = tmp_path / name
     summary = rlx.export_program(model.eval(), inputs, out, check=True)
     assert summary["check"] == "passed", summary["check_message"]
     ins = run_rlx(rlx_bin, "inspect", out)
     assert ins.returncode == 0, ins.stderr
-    for skip in (None, "fuse_eltwise"):
+    for skip in skips:
         env = dict(os.environ)
         if skip:
             env["RLX_SKIP_PASSES"] = skip
@@ -64,14 +69,19 @@ def test_mobilenet_v3_hardswish_fuses(rlx_bin, tmp_path):
     torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     model = torchvision.models.mobilenet_v3_small(weights=None)
-    out = export_check(rlx_bin, tmp_path, "mnv3s", model, (torch.randn(1, 3, 96, 96),))
+    out = export_check(rlx_bin, tmp_path, "mnv3s", model, (torch.randn(1, 3, 96, 96),),
+                       skips=(None, "fuse_eltwise", "recognize", "layout"))
     ops = rlx_ops(out)
-    assert ops.get("fused", 0) >= 10, ops  # every hardswish / hardsigmoid chain
-    assert "unary" not in ops, ops  # the clamps all went into fused nodes or epilogues
+    assert "unary" not in ops and "fused" not in ops, ops  # every activation in an epilogue
+    assert ops.get("permute") == 2, ops  # the stem's output to NHWC, the head's mean back
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
-    assert hist.get("f32_fused_eltwise") == ops["fused"], hist
-    assert hist.get("f32_reduce_rows", 0) >= 1, hist  # the squeeze-excite means
+    assert hist.get("f32_conv_nhwc_depthwise") == 11, hist
+    assert hist.get("f32_reduce_cols", 0) >= 9, hist  # the squeeze-excite means over H, W in NHWC
+    env = dict(os.environ, RLX_SKIP_PASSES="recognize")
+    ins = run_rlx(rlx_bin, "inspect", tmp_path / "mnv3s", env=env)
+    assert ins.returncode == 0, ins.stderr
+    assert rlx_ops(ins.stdout).get("fused", 0) >= 10, ins.stdout[:2000]  # each chain one fused node instead
 
 
 def test_gpt2_gelu_is_one_node_per_layer(rlx_bin, tmp_path):

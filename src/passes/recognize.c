@@ -1,0 +1,140 @@
+/*
+ * recognize.c — puts back the activations torch.export decomposed, so the
+ * fusion passes see one unary node (docs/design.md, "Passes and fusion"):
+ *
+ *   hardswish(x)   = x * clamp(x + 3, 0, 6) / 6
+ *   hardsigmoid(x) = clamp(x + 3, 0, 6) / 6
+ *
+ * with the clamp as one clamp(0, 6), a clamp_min(0) / clamp_max(6) pair in
+ * either order, or hardtanh(0, 6); the additions and products either way
+ * round, the division by 6 a division (x / 6, not x * (1/6), which rounds
+ * otherwise). The unary kernels compute exactly these float operations in
+ * this order (ops/unary.c, cpu/eltwise.c), so the rewrite changes no bit.
+ * Intermediates must feed only the pattern and not be graph outputs; the
+ * last node becomes the unary and records the others as fused (for the
+ * localizer), which dce then removes.
+ */
+#include <math.h>
+
+#include "passes/passes.h"
+
+typedef struct rec_ctx {
+  rlx_graph *g;
+  int32_t *uses;
+} rec_ctx;
+
+/* The node producing v when v is used once (not a graph output), else NULL. */
+static const rlx_node *single_use_producer(const rec_ctx *c, int32_t v) {
+  const rlx_value *val = &c->g->values[v];
+  if (val->kind != RLX_VALUE_NODE || c->uses[v] != 1) return NULL;
+  for (int32_t i = 0; i < c->g->n_outputs; i++)
+    if (c->g->outputs[i] == v) return NULL;
+  return &c->g->nodes[val->producer];
+}
+
+/* Whether v is a constant holding one element equal to `want` (rank 0, or
+ * all dims 1 and no higher rank than `of`, so broadcasting changes nothing). */
+static bool scalar_is(const rlx_graph *g, int32_t v, int32_t of, double want) {
+  const rlx_value *val = &g->values[v];
+  if ((val->kind != RLX_VALUE_CONST && val->kind != RLX_VALUE_WEIGHT) || !val->data ||
+      val->shape.rank > g->values[of].shape.rank || rlx_shape_numel(&val->shape) != 1)
+    return false;
+  double x;
+  if (val->dtype == RLX_DTYPE_F32) x = *(const float *)val->data;
+  else if (val->dtype == RLX_DTYPE_F64) x = *(const double *)val->data;
+  else return false;
+  return x == want;
+}
+
+static bool is_binary(const rlx_node *n, rlx_binary_kind k) { return n && n->op == RLX_OP_BINARY && n->p.binary.kind == k; }
+
+/* x when v = x + 3 (v used once); else -1. */
+static int32_t plus_three(const rec_ctx *c, int32_t v, const rlx_node **add) {
+  const rlx_node *n = single_use_producer(c, v);
+  if (!is_binary(n, RLX_BINARY_ADD)) return -1;
+  *add = n;
+  if (scalar_is(c->g, n->in[1], n->in[0], 3)) return n->in[0];
+  if (scalar_is(c->g, n->in[0], n->in[1], 3)) return n->in[1];
+  return -1;
+}
+
+static bool clamp_bounds(const rlx_node *n, double *lo, double *hi) {
+  if (!n || n->op != RLX_OP_UNARY) return false;
+  const rlx_unary_params *p = &n->p.unary;
+  if (p->kind == RLX_UNARY_CLAMP) *lo = p->a, *hi = p->b; /* NaN: no bound */
+  else if (p->kind == RLX_UNARY_HARDTANH) *lo = p->a, *hi = p->b;
+  else return false;
+  return true;
+}
+
+/* x when v = clamp(x + 3, 0, 6) with every intermediate used once; the
+ * pattern's nodes in `nodes` (up to 3), their count in *n. */
+static int32_t clamp_0_6_of_plus_three(const rec_ctx *c, int32_t v, const rlx_node **nodes, int *n) {
+  double lo, hi, lo2, hi2;
+  const rlx_node *a = single_use_producer(c, v);
+  if (!clamp_bounds(a, &lo, &hi)) return -1;
+  nodes[(*n)++] = a;
+  int32_t inner = a->in[0];
+  if (!(lo == 0 && hi == 6)) { /* a pair of one-sided clamps */
+    const rlx_node *b = single_use_producer(c, inner);
+    if (!clamp_bounds(b, &lo2, &hi2)) return -1;
+    nodes[(*n)++] = b;
+    inner = b->in[0];
+    bool ok = (lo == 0 && isnan(hi) && isnan(lo2) && hi2 == 6) || (isnan(lo) && hi == 6 && lo2 == 0 && isnan(hi2));
+    if (!ok) return -1;
+  }
+  const rlx_node *add = NULL;
+  int32_t x = plus_three(c, inner, &add);
+  if (x < 0) return -1;
+  nodes[(*n)++] = add;
+  return x;
+}
+
+static rlx_status rewrite(rec_ctx *c, int32_t at, int32_t x, rlx_unary_kind kind, const rlx_node **nodes, int n) {
+  for (int k = 0; k < n; k++) {
+    rlx_status st = rlx_node_absorb(c->g, at, (int32_t)(nodes[k] - c->g->nodes));
+    if (st) return st;
+  }
+  rlx_node *d = &c->g->nodes[at];
+  d->op = RLX_OP_UNARY;
+  d->n_in = 1;
+  d->in[0] = x;
+  d->p = (rlx_params){.unary = {.kind = kind}};
+  c->uses[x]++; /* the dead nodes still count their reads until dce: harmless, matching stops at them */
+  return RLX_OK;
+}
+
+static rlx_status try_node(rec_ctx *c, int32_t i) {
+  const rlx_node *d = &c->g->nodes[i];
+  if (!is_binary(d, RLX_BINARY_DIV) || !scalar_is(c->g, d->in[1], d->in[0], 6)) return RLX_OK;
+  const rlx_value *y = &c->g->values[d->out[0]];
+  if (y->dtype != RLX_DTYPE_F32 && y->dtype != RLX_DTYPE_F64) return RLX_OK;
+  const rlx_node *nodes[5];
+  int n = 0;
+  /* hardsigmoid: the division of the clamp itself */
+  int32_t x = clamp_0_6_of_plus_three(c, d->in[0], nodes, &n);
+  if (x >= 0 && rlx_shape_eq(&c->g->values[x].shape, &y->shape) && c->g->values[x].dtype == y->dtype)
+    return rewrite(c, i, x, RLX_UNARY_HARDSIGMOID, nodes, n);
+  /* hardswish: the division of x * clamp(x + 3, 0, 6) */
+  n = 0;
+  const rlx_node *m = single_use_producer(c, d->in[0]);
+  if (!is_binary(m, RLX_BINARY_MUL)) return RLX_OK;
+  nodes[n++] = m;
+  for (int side = 0; side < 2; side++) {
+    int k = n;
+    x = clamp_0_6_of_plus_three(c, m->in[1 - side], nodes, &k);
+    if (x >= 0 && x == m->in[side] && rlx_shape_eq(&c->g->values[x].shape, &y->shape) &&
+        c->g->values[x].dtype == y->dtype)
+      return rewrite(c, i, x, RLX_UNARY_HARDSWISH, nodes, k);
+  }
+  return RLX_OK;
+}
+
+rlx_status rlx_pass_recognize(rlx_graph *g) {
+  rec_ctx c = {.g = g, .uses = rlx_value_uses(g)};
+  if (!c.uses) return rlx_last_status();
+  rlx_status st = RLX_OK;
+  for (int32_t i = 0; i < g->n_nodes && !st; i++) st = try_node(&c, i);
+  rlx_free(c.uses);
+  return st;
+}

@@ -1,0 +1,135 @@
+/*
+ * test_recognize.c — the pass that puts back decomposed activations
+ * (passes/recognize.c): each way torch spells hardswish and hardsigmoid
+ * becomes one unary node, the fast kernels give the same bits as the
+ * decomposed graph's fast kernels (the same float operations in the same
+ * order) on inputs with NaN, infinities, -3 and 3 (the clamp's corners),
+ * the reference kernels agree to float rounding, and near misses are left
+ * alone.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu/select.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+static int32_t scalar(rlx_graph *g, float v) {
+  rlx_shape s = {.rank = 0};
+  return rlx_graph_add_const(g, RLX_DTYPE_F32, &s, &v);
+}
+static int32_t un(rlx_graph *g, rlx_unary_params p, int32_t x) {
+  rlx_params q = {.unary = p};
+  return rlx_graph_add1(g, RLX_OP_UNARY, &q, &x, 1, "u", NULL);
+}
+static int32_t bin(rlx_graph *g, rlx_binary_kind k, int32_t a, int32_t b) {
+  rlx_params q = {.binary = {.kind = k}};
+  return rlx_graph_add1(g, RLX_OP_BINARY, &q, (int32_t[]){a, b}, 2, "b", NULL);
+}
+static rlx_unary_params clampp(double lo, double hi) { return (rlx_unary_params){.kind = RLX_UNARY_CLAMP, .a = lo, .b = hi}; }
+
+#define N 1000
+
+/* Runs a one-input graph on x with the fast kernels (threads 1) or the references (0). */
+static void run(const rlx_graph *g, const float *x, float *y, int threads) {
+  void **buf = calloc((size_t)g->n_values, sizeof *buf);
+  buf[g->inputs[0]] = (void *)x;
+  rlx_threadpool *tp = NULL;
+  if (threads) CHECK_OK(rlx_threadpool_create(threads, &tp));
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *n = &g->nodes[i];
+    rlx_tensor_view in[2] = {0}, out = rlx_value_view(&g->values[n->out[0]]);
+    for (int k = 0; k < n->n_in; k++) {
+      const rlx_value *v = &g->values[n->in[k]];
+      in[k] = rlx_value_view(v);
+      in[k].data = v->kind == RLX_VALUE_NODE || v->kind == RLX_VALUE_INPUT ? buf[n->in[k]] : (void *)v->data;
+    }
+    out.data = buf[n->out[0]] = malloc(rlx_value_nbytes(&g->values[n->out[0]]));
+    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+    if (threads) CHECK_OK(rlx_cpu_select(g, NULL, i, threads, &k));
+    rlx_exec e = {.tp = tp};
+    CHECK_OK(k.run(n, in, &out, &e));
+  }
+  memcpy(y, buf[g->outputs[0]], sizeof(float) * N);
+  for (int32_t v = 0; v < g->n_values; v++)
+    if (g->values[v].kind == RLX_VALUE_NODE) free(buf[v]);
+  free(buf);
+  rlx_threadpool_destroy(tp);
+}
+
+/* form: which spelling of the clamp (0: clamp(0, 6), 1: min then max, 2: max
+ * then min, 3: hardtanh); swish: x * clamp(...) (operand order swapped when
+ * swap); want: the unary the pass must make, or -1 for none. */
+static void check(int form, bool swish, bool swap, float three, float six, int want) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape s = {.rank = 2, .dims = {10, N / 10}};
+  int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &s);
+  int32_t a = bin(&g, RLX_BINARY_ADD, x, scalar(&g, three)), c;
+  if (form == 0) c = un(&g, clampp(0, 6), a);
+  else if (form == 1) c = un(&g, clampp(NAN, 6), un(&g, clampp(0, NAN), a));
+  else if (form == 2) c = un(&g, clampp(0, NAN), un(&g, clampp(NAN, 6), a));
+  else c = un(&g, (rlx_unary_params){.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6}, a);
+  if (swish) c = swap ? bin(&g, RLX_BINARY_MUL, c, x) : bin(&g, RLX_BINARY_MUL, x, c);
+  CHECK_OK(rlx_graph_add_output(&g, bin(&g, RLX_BINARY_DIV, c, scalar(&g, six))));
+  rlx_graph f;
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  CHECK_OK(rlx_pass_recognize(&f));
+  CHECK_OK(rlx_pass_dce(&f));
+  CHECK_OK(rlx_graph_verify(&f, "recognize"));
+  bool one = f.n_nodes == 1 && f.nodes[0].op == RLX_OP_UNARY;
+  if (want < 0) CHECK(f.n_nodes == g.n_nodes);
+  else CHECK(one && (int)f.nodes[0].p.unary.kind == want);
+  float *xs = malloc(sizeof(float) * N), *y0 = malloc(sizeof(float) * N), *y1 = malloc(sizeof(float) * N);
+  for (int i = 0; i < N; i++) xs[i] = (float)(i - N / 2) * 0.0137f;
+  xs[0] = NAN, xs[1] = INFINITY, xs[2] = -INFINITY, xs[3] = -3, xs[4] = 3, xs[5] = -0.0f, xs[6] = 1e30f;
+  run(&g, xs, y0, 1);
+  run(&f, xs, y1, 1);
+  for (int i = 0; i < N; i++) {
+    bool same = (isnan(y0[i]) && isnan(y1[i])) || memcmp(&y0[i], &y1[i], sizeof(float)) == 0;
+    if (!same) fprintf(stderr, "  [%s] fast, x=%g: %.9g vs %.9g\n", rlx_test_current, xs[i], y0[i], y1[i]);
+    CHECK(same);
+  }
+  run(&g, xs, y0, 0);
+  run(&f, xs, y1, 0);
+  for (int i = 0; i < N; i++)
+    CHECK((isnan(y0[i]) && isnan(y1[i])) || y0[i] == y1[i] || fabsf(y0[i] - y1[i]) <= 2e-7f * fabsf(y0[i]));
+  free(xs), free(y0), free(y1);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
+TEST(hardswish) {
+  for (int form = 0; form < 4; form++)
+    for (int swap = 0; swap < 2; swap++) check(form, true, swap, 3, 6, RLX_UNARY_HARDSWISH);
+}
+
+TEST(hardsigmoid) {
+  for (int form = 0; form < 4; form++) check(form, false, false, 3, 6, RLX_UNARY_HARDSIGMOID);
+}
+
+TEST(near_misses) {
+  check(0, true, false, 2.5f, 6, -1); /* x + 2.5 */
+  check(0, true, false, 3, 6.5f, -1); /* / 6.5 */
+  check(0, false, false, 3, 5, -1);
+
+  /* an intermediate read twice, or a graph output; x * clamp(y + 3) */
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape s = {.rank = 1, .dims = {8}};
+  int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &s), y = rlx_graph_add_input(&g, "y", RLX_DTYPE_F32, &s);
+  int32_t c = un(&g, clampp(0, 6), bin(&g, RLX_BINARY_ADD, x, scalar(&g, 3)));
+  CHECK_OK(rlx_graph_add_output(&g, bin(&g, RLX_BINARY_DIV, bin(&g, RLX_BINARY_MUL, x, c), scalar(&g, 6))));
+  CHECK_OK(rlx_graph_add_output(&g, c));
+  int32_t c2 = un(&g, clampp(0, 6), bin(&g, RLX_BINARY_ADD, y, scalar(&g, 3)));
+  CHECK_OK(rlx_graph_add_output(&g, bin(&g, RLX_BINARY_DIV, bin(&g, RLX_BINARY_MUL, x, c2), scalar(&g, 6))));
+  int before = g.n_nodes;
+  CHECK_OK(rlx_pass_recognize(&g));
+  CHECK_OK(rlx_pass_dce(&g));
+  CHECK(g.n_nodes == before);
+  for (int32_t i = 0; i < g.n_nodes; i++) CHECK(g.nodes[i].op != RLX_OP_UNARY || g.nodes[i].p.unary.kind == RLX_UNARY_CLAMP);
+  rlx_graph_free(&g);
+}
+
+TEST_MAIN(hardswish, hardsigmoid, near_misses)
