@@ -1,11 +1,18 @@
 /*
  * threadpool.c — a fixed set of worker threads (see threadpool.h).
  *
- * A region is published by bumping an atomic generation counter; workers
- * pull task indices from an atomic counter and count themselves out. Between
- * regions a worker spins briefly (a model runs many regions back to back, and
- * a wake-up through the kernel costs tens of microseconds), then sleeps on a
- * condition variable; the caller only takes the lock to wake sleepers.
+ * One atomic word holds the region's state: its generation, a closed bit and
+ * the number of workers that joined it. The caller publishes a region by
+ * bumping the generation; a worker that sees it joins (a compare-and-swap,
+ * refused once the region is closed), pulls task indices from an atomic
+ * counter, and leaves. The caller pulls tasks too; when none are left it
+ * closes the region and waits only for the workers that joined and are
+ * still finishing a task. A worker that was preempted before it joined (the
+ * machine is shared) never holds the caller up: it finds the region closed
+ * and waits for the next. Between regions a worker spins briefly (a model
+ * runs many regions back to back, and a wake-up through the kernel costs
+ * tens of microseconds), then sleeps on a condition variable; the caller
+ * only takes the lock to wake sleepers.
  */
 #include <immintrin.h>
 #include <errno.h>
@@ -23,17 +30,21 @@
  * preempted thread there; a spinning one does not). */
 #define SPIN_ROUNDS 4000
 
+/* state: generation << 32 | CLOSED | joined workers */
+#define CLOSED ((uint64_t)1 << 31)
+#define JOINED_MASK (CLOSED - 1)
+#define GEN(s) ((s) >> 32)
+
 struct rlx_threadpool {
   int size; /* threads taking part, including the caller */
   pthread_t *threads;
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
   _Atomic bool caller_sleeps; /* the caller waits on `done` */
-  _Atomic uint64_t generation; /* bumped (release) for each region */
-  _Atomic int sleepers;        /* workers blocked on `wake` */
-  _Atomic int running;         /* workers still busy in the current region */
+  _Atomic uint64_t state;     /* see above; a new generation is published with release */
+  _Atomic int sleepers;       /* workers blocked on `wake` */
   _Atomic bool stop;
-  /* the current region, written before the generation bump */
+  /* the current region, written before its generation is published */
   rlx_task_fn fn;
   void *ctx;
   int64_t n;
@@ -60,21 +71,30 @@ static void drain(rlx_threadpool *tp, int id) {
   }
 }
 
-/* Waits until the generation moves past `seen` or the pool stops. */
+/* Waits until the generation moves past `seen` or the pool stops; returns the new one. */
 static uint64_t wait_region(rlx_threadpool *tp, uint64_t seen) {
   for (int r = 1; r <= SPIN_ROUNDS; r++) {
-    uint64_t g = atomic_load_explicit(&tp->generation, memory_order_acquire);
+    uint64_t g = GEN(atomic_load_explicit(&tp->state, memory_order_acquire));
     if (g != seen || atomic_load(&tp->stop)) return g;
     cpu_relax();
   }
   pthread_mutex_lock(&tp->mu);
   atomic_fetch_add(&tp->sleepers, 1);
   uint64_t g;
-  while ((g = atomic_load(&tp->generation)) == seen && !atomic_load(&tp->stop))
+  while ((g = GEN(atomic_load(&tp->state))) == seen && !atomic_load(&tp->stop))
     pthread_cond_wait(&tp->wake, &tp->mu);
   atomic_fetch_sub(&tp->sleepers, 1);
   pthread_mutex_unlock(&tp->mu);
   return g;
+}
+
+/* Joins region `gen` unless it is closed or already past. */
+static bool join(rlx_threadpool *tp, uint64_t gen) {
+  uint64_t s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  while (GEN(s) == gen && !(s & CLOSED))
+    if (atomic_compare_exchange_weak_explicit(&tp->state, &s, s + 1, memory_order_acquire, memory_order_acquire))
+      return true;
+  return false;
 }
 
 static void *worker_main(void *p) {
@@ -85,8 +105,10 @@ static void *worker_main(void *p) {
   for (;;) {
     seen = wait_region(tp, seen);
     if (atomic_load(&tp->stop)) break;
+    if (!join(tp, seen)) continue;
     drain(tp, a.id);
-    if (atomic_fetch_sub(&tp->running, 1) == 1 && atomic_load(&tp->caller_sleeps)) {
+    uint64_t s = atomic_fetch_sub_explicit(&tp->state, 1, memory_order_acq_rel) - 1;
+    if ((s & JOINED_MASK) == 0 && (s & CLOSED) && atomic_load(&tp->caller_sleeps)) {
       pthread_mutex_lock(&tp->mu); /* the last one out wakes a sleeping caller */
       pthread_cond_signal(&tp->done);
       pthread_mutex_unlock(&tp->mu);
@@ -150,6 +172,10 @@ void rlx_threadpool_destroy(rlx_threadpool *tp) {
 
 int rlx_threadpool_size(const rlx_threadpool *tp) { return tp ? tp->size : 1; }
 
+static bool joined(rlx_threadpool *tp) {
+  return (atomic_load_explicit(&tp->state, memory_order_acquire) & JOINED_MASK) != 0;
+}
+
 void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx) {
   if (n <= 0) return;
   if (!tp || tp->size == 1 || n == 1) {
@@ -159,21 +185,23 @@ void rlx_parallel_for(rlx_threadpool *tp, int64_t n, rlx_task_fn fn, void *ctx) 
   tp->fn = fn, tp->ctx = ctx, tp->n = n;
   tp->regions++;
   atomic_store_explicit(&tp->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&tp->running, tp->size - 1, memory_order_relaxed);
-  atomic_fetch_add(&tp->generation, 1); /* seq_cst: pairs with the sleepers check (Dekker) */
+  uint64_t gen = GEN(atomic_load_explicit(&tp->state, memory_order_relaxed)) + 1;
+  atomic_store(&tp->state, gen << 32); /* seq_cst: publishes the region; pairs with the sleepers check (Dekker) */
   if (atomic_load(&tp->sleepers) > 0) {
     pthread_mutex_lock(&tp->mu);
     pthread_cond_broadcast(&tp->wake);
     pthread_mutex_unlock(&tp->mu);
   }
   drain(tp, 0);
-  /* the stragglers are finishing their last task: spin a little, then sleep
-   * (a straggler may have been preempted by another process) */
-  for (int r = 0; r < SPIN_ROUNDS && atomic_load_explicit(&tp->running, memory_order_acquire) > 0; r++) cpu_relax();
-  if (atomic_load(&tp->running) > 0) {
+  /* no task left: close the region to latecomers, then wait for the workers
+   * in it to finish their last task (spin a little, then sleep: one may
+   * have been preempted by another process) */
+  atomic_fetch_or_explicit(&tp->state, CLOSED, memory_order_acq_rel);
+  for (int r = 0; r < SPIN_ROUNDS && joined(tp); r++) cpu_relax();
+  if (joined(tp)) {
     pthread_mutex_lock(&tp->mu);
     atomic_store(&tp->caller_sleeps, true);
-    while (atomic_load(&tp->running) > 0) pthread_cond_wait(&tp->done, &tp->mu);
+    while (joined(tp)) pthread_cond_wait(&tp->done, &tp->mu);
     atomic_store(&tp->caller_sleeps, false);
     pthread_mutex_unlock(&tp->mu);
   }
