@@ -9,7 +9,8 @@
  *   y [N*OH*OW, O] = cols [N*OH*OW, kh*kw*C] @ W^T [kh*kw*C, O]
  *
  * the weights reordered to (tap, channel) columns and packed once at
- * compile time as the sgemm's B; a 1x1 kernel with stride 1 and no padding
+ * compile time as the sgemm's B (for the microkernel whose panel width
+ * pads O least: 16, 40 or 80 channels fill 16-wide panels); a 1x1 kernel with stride 1 and no padding
  * reads the image itself as A (lda = C), any other packs its A panels
  * straight from the image (implicit im2col: a row is the C-long channel run
  * of each tap, zero outside the image). Bias, residual and activation run in
@@ -122,7 +123,7 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   const float *res = n->n_in > 3 ? in[3].data : NULL;
   nhwc_ep e = {ep, in[2].data, res, out[0].data};
   nhwc_src src = {&c, in[0].data};
-  rlx_sgemm_args a = {.M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
+  rlx_sgemm_args a = {.isa = rlx_sgemm_isa_for(c.O), .M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
                       .trans_b = true, .C = out[0].data, .ldc = c.O,
                       .epilogue = in[2].data || res || ep->has_act ? nhwc_epilogue : NULL, .epilogue_ctx = &e};
   if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;
@@ -146,52 +147,90 @@ typedef struct dw_job {
   int64_t cblocks, cblock; /* channel blocks per row, channels per block */
 } dw_job;
 
-/* For np output pixels p (x advancing xstep floats, y C floats per pixel):
- * y_p[0, nc) = sum over taps t < nt of w_t[0, nc) * x_t[0, nc), with
- * x_t = x + base + p * xstep + xoff[t] and w_t = wt + woff[t]: the channels
- * [c0, c0 + nc) of a run of pixels that see the same taps. */
+/* For np output pixels p (x advancing xstep floats, y ystep floats per pixel):
+ * y_p[0, nc) = sum over taps t < nt of w_t[0, nc) * x_t[0, nc) (+ bias),
+ * with x_t = x + base + p * xstep + xoff[t] and w_t = wt + woff[t]: the
+ * channels [c0, c0 + nc) of a run of pixels that see the same taps. Blocks
+ * of 16 channels outside, pixels inside, so a 3x3 kernel's nine weight
+ * vectors stay in registers along the run. */
 RLX_VEC_CLONES static void dw_pixels(const float *x, int64_t base, int64_t xstep, int64_t np, const int64_t *xoff,
-                                     const float *wt, const int64_t *woff, int nt, int64_t nc, float *y,
-                                     int64_t ystep) {
-  for (int64_t p = 0; p < np; p++, base += xstep, y += ystep) {
-    int64_t ch = 0;
-    for (; ch + 64 <= nc; ch += 64) {
-      v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-      for (int t = 0; t < nt; t++) {
-        const float *xp = x + (base + xoff[t]) + ch, *wp = wt + woff[t] + ch;
-        a0 += *(const v16 *)wp * *(const v16 *)xp;
-        a1 += *(const v16 *)(wp + 16) * *(const v16 *)(xp + 16);
-        a2 += *(const v16 *)(wp + 32) * *(const v16 *)(xp + 32);
-        a3 += *(const v16 *)(wp + 48) * *(const v16 *)(xp + 48);
-      }
-      *(v16 *)(y + ch) = a0, *(v16 *)(y + ch + 16) = a1, *(v16 *)(y + ch + 32) = a2, *(v16 *)(y + ch + 48) = a3;
-    }
+                                     const float *wt, const int64_t *woff, int nt, int64_t nc, const float *bias,
+                                     float *y, int64_t ystep) {
+  int64_t ch = 0;
+  /* four pixels at a time: four independent sums (the FMA latency), one weight load for four */
+  if (nt == 9)
     for (; ch + 16 <= nc; ch += 16) {
-      v16 a0 = {0};
-      for (int t = 0; t < nt; t++) a0 += *(const v16 *)(wt + woff[t] + ch) * *(const v16 *)(x + (base + xoff[t]) + ch);
-      *(v16 *)(y + ch) = a0;
+      v16 w[9], b = {0};
+      for (int t = 0; t < 9; t++) w[t] = *(const v16 *)(wt + woff[t] + ch);
+      if (bias) b = *(const v16 *)(bias + ch);
+      const float *xp = x + base + ch;
+      float *yp = y + ch;
+      int64_t p = 0;
+      for (; p + 4 <= np; p += 4, xp += 4 * xstep, yp += 4 * ystep) {
+        v16 a0 = b, a1 = b, a2 = b, a3 = b;
+        for (int t = 0; t < 9; t++) {
+          const float *q = xp + xoff[t];
+          a0 += w[t] * *(const v16 *)q;
+          a1 += w[t] * *(const v16 *)(q + xstep);
+          a2 += w[t] * *(const v16 *)(q + 2 * xstep);
+          a3 += w[t] * *(const v16 *)(q + 3 * xstep);
+        }
+        *(v16 *)yp = a0, *(v16 *)(yp + ystep) = a1, *(v16 *)(yp + 2 * ystep) = a2, *(v16 *)(yp + 3 * ystep) = a3;
+      }
+      for (; p < np; p++, xp += xstep, yp += ystep) {
+        v16 a = b;
+        for (int t = 0; t < 9; t++) a += w[t] * *(const v16 *)(xp + xoff[t]);
+        *(v16 *)yp = a;
+      }
     }
-    for (; ch + 8 <= nc; ch += 8) {
-      v8 a0 = {0};
-      for (int t = 0; t < nt; t++) a0 += *(const v8 *)(wt + woff[t] + ch) * *(const v8 *)(x + (base + xoff[t]) + ch);
-      *(v8 *)(y + ch) = a0;
+  for (; ch + 16 <= nc; ch += 16) {
+    v16 b = {0};
+    if (bias) b = *(const v16 *)(bias + ch);
+    const float *xp = x + base + ch;
+    float *yp = y + ch;
+    int64_t p = 0;
+    for (; p + 4 <= np; p += 4, xp += 4 * xstep, yp += 4 * ystep) {
+      v16 a0 = b, a1 = b, a2 = b, a3 = b;
+      for (int t = 0; t < nt; t++) {
+        v16 w = *(const v16 *)(wt + woff[t] + ch);
+        const float *q = xp + xoff[t];
+        a0 += w * *(const v16 *)q;
+        a1 += w * *(const v16 *)(q + xstep);
+        a2 += w * *(const v16 *)(q + 2 * xstep);
+        a3 += w * *(const v16 *)(q + 3 * xstep);
+      }
+      *(v16 *)yp = a0, *(v16 *)(yp + ystep) = a1, *(v16 *)(yp + 2 * ystep) = a2, *(v16 *)(yp + 3 * ystep) = a3;
     }
-    for (; ch < nc; ch++) {
-      float a0 = 0.0f;
-      for (int t = 0; t < nt; t++) a0 += wt[woff[t] + ch] * x[base + xoff[t] + ch];
-      y[ch] = a0;
+    for (; p < np; p++, xp += xstep, yp += ystep) {
+      v16 a = b;
+      for (int t = 0; t < nt; t++) a += *(const v16 *)(wt + woff[t] + ch) * *(const v16 *)(xp + xoff[t]);
+      *(v16 *)yp = a;
+    }
+  }
+  for (; ch + 8 <= nc; ch += 8) {
+    v8 b = {0};
+    if (bias) b = *(const v8 *)(bias + ch);
+    const float *xp = x + base + ch;
+    float *yp = y + ch;
+    for (int64_t p = 0; p < np; p++, xp += xstep, yp += ystep) {
+      v8 a = {0};
+      for (int t = 0; t < nt; t++) a += *(const v8 *)(wt + woff[t] + ch) * *(const v8 *)(xp + xoff[t]);
+      *(v8 *)yp = bias ? a + b : a;
+    }
+  }
+  for (; ch < nc; ch++) {
+    const float *xp = x + base + ch;
+    float *yp = y + ch;
+    for (int64_t p = 0; p < np; p++, xp += xstep, yp += ystep) {
+      float a = 0.0f;
+      for (int t = 0; t < nt; t++) a += wt[woff[t] + ch] * xp[xoff[t]];
+      *yp = bias ? a + bias[ch] : a;
     }
   }
 }
 
-/* bias (per channel, period nc), residual: y[0, n). */
-RLX_VEC_CLONES static void dw_finish(float *restrict y, const float *restrict bias, const float *restrict res,
-                                     int64_t nc, int64_t n) {
-  if (bias)
-    for (int64_t i = 0; i < n; i += nc)
-      for (int64_t e = 0; e < nc; e++) y[i + e] += bias[e];
-  if (res)
-    for (int64_t i = 0; i < n; i++) y[i] += res[i];
+RLX_VEC_CLONES static void add_to(float *restrict y, const float *restrict r, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += r[i];
 }
 
 #define DW_TAPS 64 /* taps with a precomputed offset table (more: one pixel at a time, table rebuilt) */
@@ -207,7 +246,7 @@ static void dw_task(void *ctx, int64_t t, int worker) {
   while (k0 < k1 && iy0 + k0 * c->dh < 0) k0++;
   while (k1 > k0 && iy0 + (k1 - 1) * c->dh >= c->H) k1--;
   const float *img = j->x + b * c->H * c->W * c->C + c0;
-  const float *wt = j->wt + c0;
+  const float *wt = j->wt + c0, *bias = j->bias ? j->bias + c0 : NULL;
   float *yrow = j->y + (b * c->OH + oy) * c->OW * c->C + c0;
   int64_t xoff[DW_TAPS], woff[DW_TAPS];
   for (int64_t ox = 0; ox < c->OW;) {
@@ -232,7 +271,7 @@ static void dw_task(void *ctx, int64_t t, int worker) {
           xoff[nt] = ((iy0 + ki * c->dh) * c->W + kj * c->dw) * c->C;
           woff[nt] = (ki * c->kw + kj) * c->C;
         }
-      dw_pixels(img, ix0 * c->C, c->sw * c->C, np, xoff, wt, woff, nt, nc, y, c->C);
+      dw_pixels(img, ix0 * c->C, c->sw * c->C, np, xoff, wt, woff, nt, nc, bias, y, c->C);
     } else { /* a big kernel: per pixel, the taps in table-sized groups, summed */
       float part[DW_BLOCK];
       for (int64_t p = 0; p < np; p++, y += c->C) {
@@ -245,26 +284,28 @@ static void dw_task(void *ctx, int64_t t, int worker) {
             if (++n < DW_TAPS && !(ki == k1 - 1 && kj == l1 - 1)) continue;
             for (int64_t q = 0; q < nc; q += DW_BLOCK) {
               int64_t m = RLX_MIN(DW_BLOCK, nc - q);
-              dw_pixels(img + q, base, 0, 1, xoff, wt + q, woff, n, m, part, 0);
+              dw_pixels(img + q, base, 0, 1, xoff, wt + q, woff, n, m, NULL, part, 0);
               for (int64_t e = 0; e < m; e++) y[q + e] += part[e];
             }
             n = 0;
           }
+        if (bias) add_to(y, bias, nc);
       }
     }
     ox = end;
   }
-  /* bias, residual and activation over the row: one run when the task has every channel */
+  /* residual and activation over the row: one run when the task has every channel */
+  if (!j->res && !j->ep->has_act) return;
   int64_t at = (b * c->OH + oy) * c->OW * c->C + c0;
   if (nc == c->C) {
     int64_t n = c->OW * c->C;
-    dw_finish(yrow, j->bias, j->res ? j->res + at : NULL, nc, n);
+    if (j->res) add_to(yrow, j->res + at, n);
     if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, yrow, n);
     return;
   }
   for (int64_t ox = 0; ox < c->OW; ox++) {
     float *y = yrow + ox * c->C;
-    dw_finish(y, j->bias ? j->bias + c0 : NULL, j->res ? j->res + at + ox * c->C : NULL, nc, nc);
+    if (j->res) add_to(y, j->res + at + ox * c->C, nc);
     if (j->ep->has_act) rlx_cpu_act_f32(&j->ep->act, y, nc);
   }
 }
@@ -316,7 +357,8 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
   /* [O, C, kh, kw] -> [O][tap][C] (W^T's rows), packed as the sgemm's B */
   int64_t Kd = taps * c.C;
   float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)RLX_MAX(1, c.O * Kd));
-  void *packed = rlx_aligned_alloc(rlx_sgemm_packed_size(c.O, Kd));
+  const rlx_sgemm_isa *isa = rlx_sgemm_isa_for(c.O); /* 16 output channels: a 16-wide panel, not half a 32 */
+  void *packed = rlx_aligned_alloc(rlx_sgemm_packed_size_for(isa, c.O, Kd));
   if (!wt || !packed) {
     rlx_aligned_free(wt), rlx_aligned_free(packed);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
@@ -324,7 +366,7 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
   for (int64_t o = 0; o < c.O; o++)
     for (int64_t ch = 0; ch < c.C; ch++)
       for (int64_t t = 0; t < taps; t++) wt[(o * taps + t) * c.C + ch] = w[(o * c.C + ch) * taps + t];
-  rlx_sgemm_pack_b(c.O, Kd, wt, Kd, true, packed);
+  rlx_sgemm_pack_b_for(isa, c.O, Kd, wt, Kd, true, packed);
   rlx_aligned_free(wt);
   k->packed = packed;
   k->run = gemm_run, k->fast = true;

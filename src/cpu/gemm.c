@@ -32,6 +32,8 @@ static const rlx_sgemm_isa isas[] = {
 #undef RLX_X_
 };
 
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
 static bool cpu_has(const char *name) {
   if (!strcmp(name, "avx512")) return __builtin_cpu_supports("avx512f");
   if (!strcmp(name, "avx2")) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -42,6 +44,15 @@ const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name) {
   for (size_t i = 0; i < RLX_COUNTOF(isas); i++)
     if (!strcmp(isas[i].name, name)) return cpu_has(name) ? &isas[i] : NULL;
   return NULL;
+}
+
+const rlx_sgemm_isa *rlx_sgemm_isa_at(int i) { return i >= 0 && i < (int)RLX_COUNTOF(isas) ? &isas[i] : NULL; }
+
+const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N) {
+  const rlx_sgemm_isa *a = rlx_sgemm_active(), *best = a;
+  for (size_t i = 0; i < RLX_COUNTOF(isas); i++)
+    if (!strcmp(isas[i].name, a->name) && round_up(N, isas[i].nr) < round_up(N, best->nr)) best = &isas[i];
+  return best;
 }
 
 const rlx_sgemm_isa *rlx_sgemm_active(void) {
@@ -55,8 +66,6 @@ const rlx_sgemm_isa *rlx_sgemm_active(void) {
   active = pick;
   return pick;
 }
-
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* Scratch layout: the shared B block, then one A block per thread. */
 static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
@@ -278,16 +287,21 @@ void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float 
 }
 
 void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
-  run(rlx_sgemm_active(), tp, a, scratch);
+  run(a->isa ? a->isa : rlx_sgemm_active(), tp, a, scratch);
 }
 
-size_t rlx_sgemm_packed_size(int64_t N, int64_t K) {
-  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+size_t rlx_sgemm_packed_size(int64_t N, int64_t K) { return rlx_sgemm_packed_size_for(rlx_sgemm_active(), N, K); }
+
+size_t rlx_sgemm_packed_size_for(const rlx_sgemm_isa *isa, int64_t N, int64_t K) {
   return (size_t)(round_up(N, isa->nr) * K) * sizeof(float);
 }
 
 void rlx_sgemm_pack_b(int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b, float *packed) {
-  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  rlx_sgemm_pack_b_for(rlx_sgemm_active(), N, K, B, ldb, trans_b, packed);
+}
+
+void rlx_sgemm_pack_b_for(const rlx_sgemm_isa *isa, int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b,
+                          float *packed) {
   for (int64_t j0 = 0; j0 < N; j0 += NC)
     for (int64_t p0 = 0; p0 < K; p0 += KC) {
       int64_t nc = RLX_MIN(NC, N - j0), kc = RLX_MIN(KC, K - p0);

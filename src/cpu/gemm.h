@@ -36,9 +36,11 @@ typedef struct rlx_sgemm_isa {
   rlx_sgemm_skinny skinny;
 } rlx_sgemm_isa;
 
-/* X(name, MR, NR) — one line per microkernel, best first. */
+/* X(name, MR, NR) — one line per microkernel, best first; a second line
+ * for an ISA is a narrower panel (rlx_sgemm_isa_for). */
 #define RLX_SGEMM_ISA_LIST(X) \
   X(avx512, 12, 32)           \
+  X(avx512, 12, 16)           \
   X(avx2, 6, 16)              \
   X(scalar, 4, 8)
 
@@ -54,6 +56,10 @@ RLX_SGEMM_ISA_LIST(RLX_X_)
 const rlx_sgemm_isa *rlx_sgemm_active(void);
 /* The microkernel named `name` if this CPU can run it, else NULL (tests). */
 const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name);
+/* Entry i of the list (NULL past its end), whether or not the CPU runs it (tests). */
+const rlx_sgemm_isa *rlx_sgemm_isa_at(int i);
+/* The active ISA's microkernel that pads N columns least (ties: the widest). */
+const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N);
 
 size_t rlx_sgemm_scratch(int threads);
 void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
@@ -75,6 +81,7 @@ typedef void (*rlx_sgemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64
 typedef void (*rlx_sgemm_epilogue_fn)(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
 
 typedef struct rlx_sgemm_args {
+  const rlx_sgemm_isa *isa; /* the microkernel (NULL: rlx_sgemm_active()); B packed for it */
   int64_t M, N, K;
   const float *A;        /* [M, K] row stride lda, or NULL with a_packed */
   int64_t lda;
@@ -101,6 +108,10 @@ void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch);
  * packed operand (NULL: pack on the fly from the plain one). */
 size_t rlx_sgemm_packed_size(int64_t N, int64_t K);
 void rlx_sgemm_pack_b(int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b, float *packed);
+/* The same for a given microkernel (rlx_sgemm_args.isa). */
+size_t rlx_sgemm_packed_size_for(const rlx_sgemm_isa *isa, int64_t N, int64_t K);
+void rlx_sgemm_pack_b_for(const rlx_sgemm_isa *isa, int64_t N, int64_t K, const float *B, int64_t ldb, bool trans_b,
+                          float *packed);
 size_t rlx_sgemm_packed_a_size(int64_t M, int64_t K);
 void rlx_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *packed);
 void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

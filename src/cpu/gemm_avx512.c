@@ -84,3 +84,52 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
     for (int j = 0; j < n; j++) ci[j] = accumulate ? ci[j] + tmp[j] : tmp[j];
   }
 }
+
+/* The 12x16 microkernel: one B vector per k and 12 accumulators. For
+ * products whose N leaves much of a 32-column panel empty (a channels-last
+ * conv with 16, 40 or 80 output channels; rlx_sgemm_isa_for). */
+#define ROW1(i) __m512 c##i = _mm512_setzero_ps();
+#define FMA1(i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, c##i);
+#define STORE1(i)                                                                                 \
+  if ((i) < m) {                                                                                  \
+    float *p = c + (i)*ldc;                                                                       \
+    _mm512_mask_storeu_ps(p, k0, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), c##i) : c##i); \
+  }
+
+void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                        int n, bool accumulate) {
+  ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; k++, a += 12, b += 16) {
+    __m512 b0 = _mm512_loadu_ps(b);
+    FMA1(0) FMA1(1) FMA1(2) FMA1(3) FMA1(4) FMA1(5) FMA1(6) FMA1(7) FMA1(8) FMA1(9) FMA1(10) FMA1(11)
+  }
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+  STORE1(0) STORE1(1) STORE1(2) STORE1(3) STORE1(4) STORE1(5)
+  STORE1(6) STORE1(7) STORE1(8) STORE1(9) STORE1(10) STORE1(11)
+}
+
+/* Skinny with one 16-column panel: m <= 4 rows, two k steps per iteration. */
+void rlx_f32_gemm_skinny__avx512_16(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
+                                     int m, int n, bool accumulate) {
+  __m512 acc[4][2];
+  for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 1 < K; k += 2, b += 32) {
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    for (int i = 0; i < m; i++) {
+      acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k]), b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k + 1]), b1, acc[i][1]);
+    }
+  }
+  if (k < K) {
+    __m512 b0 = _mm512_loadu_ps(b);
+    for (int i = 0; i < m; i++) acc[i][0] = _mm512_fmadd_ps(_mm512_set1_ps(a[i * lda + k]), b0, acc[i][0]);
+  }
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+  for (int i = 0; i < m; i++) {
+    __m512 v = _mm512_add_ps(acc[i][0], acc[i][1]);
+    float *ci = c + i * ldc;
+    _mm512_mask_storeu_ps(ci, k0, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k0, ci), v) : v);
+  }
+}

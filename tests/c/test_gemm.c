@@ -45,11 +45,10 @@ static double compare(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, i
 }
 
 TEST(microkernels_all_sizes) {
-  const char *names[] = {"scalar", "avx2", "avx512"};
-  for (int n = 0; n < 3; n++) {
-    const rlx_sgemm_isa *isa = rlx_sgemm_isa_named(names[n]);
-    if (!isa) {
-      printf("  %s: not available on this CPU, skipped\n", names[n]);
+  for (int n = 0; rlx_sgemm_isa_at(n); n++) { /* every microkernel of the list, narrow panels too */
+    const rlx_sgemm_isa *isa = rlx_sgemm_isa_at(n);
+    if (!rlx_sgemm_isa_named(isa->name)) {
+      printf("  %s %dx%d: not available on this CPU, skipped\n", isa->name, isa->mr, isa->nr);
       continue;
     }
     int mr = isa->mr, nr = isa->nr;
@@ -62,7 +61,7 @@ TEST(microkernels_all_sizes) {
           for (int tb = 0; tb < 2; tb++) {
             double d = compare(isa, NULL, ms[a], ns[b], ks[c], tb, tb ? 3 : 0);
             if (!(d < 1e-5)) {
-              fprintf(stderr, "  %s M=%lld N=%lld K=%lld trans_b=%d: rel diff %g\n", names[n],
+              fprintf(stderr, "  %s %dx%d M=%lld N=%lld K=%lld trans_b=%d: rel diff %g\n", isa->name, isa->mr, isa->nr,
                       (long long)ms[a], (long long)ns[b], (long long)ks[c], tb, d);
               CHECK(d < 1e-5);
             }
