@@ -5,6 +5,7 @@
  * are split over the pool in chunks; small ones run on the calling thread.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -14,6 +15,18 @@
 
 #define CHUNK 16384 /* elements per task */
 
+#if defined(__x86_64__) && defined(__GNUC__)
+void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid); /* vmath_avx512.c */
+static bool have_avx512(void) {
+  static int has = -1; /* every thread computes the same answer */
+  if (has < 0) has = __builtin_cpu_supports("avx512f") && !getenv("RLX_NO_AVX512_MATH");
+  return has;
+}
+#else
+static bool have_avx512(void) { return false; }
+static void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid) { (void)x, (void)y, (void)n, (void)sigmoid; }
+#endif
+
 /* y[i] = f(x[i]) in float for the common kinds; false for the others. */
 RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, float *y, int64_t n) {
   switch (p->kind) {
@@ -21,9 +34,17 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : (x[i] == x[i] ? 0.0f : x[i]);
       return true;
     case RLX_UNARY_SILU:
+      if (have_avx512()) {
+        rlx_silu_f32_avx512(x, y, n, 0);
+        return true;
+      }
       for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + exp_f32(-x[i]));
       return true;
     case RLX_UNARY_SIGMOID:
+      if (have_avx512()) {
+        rlx_silu_f32_avx512(x, y, n, 1);
+        return true;
+      }
       for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_f32(-x[i]));
       return true;
     case RLX_UNARY_GELU:

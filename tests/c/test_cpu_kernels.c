@@ -309,6 +309,48 @@ TEST(tanh_accuracy) {
   printf("  tanh_f32: worst %.2f ulp\n", worst);
 }
 
+/* The fast SiLU and sigmoid (cpu/vmath_avx512.c where the CPU has AVX-512,
+ * else vmath.h's loop) within 4 ulp of the double formula rounded, over a
+ * sweep of float bit patterns in [-100, 100] (results below the smallest
+ * normal float within 1e-38 absolute; below x = -87, where e^-x nears the
+ * float range and torch's float exp overflows too, silu only tiny and not
+ * positive), with torch's values at the edges:
+ * NaN -> NaN, silu(+inf) = inf, silu(-inf) = NaN, sigmoid(-inf) = 0. */
+TEST(silu_sigmoid_accuracy) {
+  for (int sig = 0; sig < 2; sig++) {
+    rlx_unary_params p = {.kind = sig ? RLX_UNARY_SIGMOID : RLX_UNARY_SILU};
+    enum { N = 4099 }; /* not a multiple of 16: the masked tail too */
+    static float x[N], y[N];
+    float worst = 0;
+    for (uint32_t u0 = 0; u0 < 0x42c80000u; u0 += 977 * N) {
+      int n = 0;
+      for (uint32_t u = u0; n < N; u += 977, n++) {
+        union { uint32_t u; float f; } v = {.u = (u % 0x42c80000u) | (n % 2 ? 0x80000000u : 0)};
+        x[n] = v.f;
+      }
+      CHECK(rlx_cpu_unary_f32(&p, x, y, N));
+      for (int i = 0; i < N; i++) {
+        double d = (double)x[i], e = sig ? 1.0 / (1.0 + exp(-d)) : d / (1.0 + exp(-d));
+        float want = (float)e, got = y[i];
+        float ulp = fmaxf(nextafterf(fabsf(want), INFINITY) - fabsf(want), 1e-45f), err = fabsf(got - want) / ulp;
+        bool edge = !sig && x[i] < -87.0f;
+        bool ok = edge ? (got <= 0.0f && got >= -1e-35f) : err <= 4 || (fabsf(want) < 1.2e-38f && fabsf(got - want) <= 1e-38f);
+        if (!edge && err > worst && fabsf(want) >= 1.2e-38f) worst = err;
+        if (!ok) {
+          fprintf(stderr, "  %s(%.9g) = %.9g, want %.9g\n", sig ? "sigmoid" : "silu", x[i], got, want);
+          CHECK(ok);
+          return;
+        }
+      }
+    }
+    float sx[5] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f}, sy[5];
+    CHECK(rlx_cpu_unary_f32(&p, sx, sy, 5));
+    CHECK(isnan(sy[0]));
+    CHECK(sig ? sy[1] == 1.0f && sy[2] == 0.0f && sy[3] == 0.5f : sy[1] == INFINITY && isnan(sy[2]) && sy[3] == 0.0f);
+    printf("  %s: worst %.2f ulp\n", sig ? "sigmoid" : "silu", worst);
+  }
+}
+
 /* sum / mean / max / min over one block of axes: rows (global average
  * pool), columns (a middle axis), everything, empty blocks, NaN and inf. */
 TEST(reductions) {
@@ -481,4 +523,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(silu_sigmoid_accuracy, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
