@@ -142,7 +142,10 @@ typedef struct gemm_job {
   const float *bp; /* packed B block */
   float *bp_fill;  /* where pack tasks write it (NULL when prepacked) */
   const float *a_packed; /* the whole A packed at compile time, or NULL */
+  const float *b_packed; /* the whole B packed at compile time, or NULL */
   char *a_bufs;
+  char *b_bufs;          /* per-task packing: each worker's B panels (b_buf_bytes apart) */
+  size_t b_buf_bytes;
 } gemm_job;
 
 /* Offset (floats) of block (ic, pc) in a fully prepacked A. */
@@ -159,6 +162,18 @@ static int64_t packed_offset(const rlx_sgemm_isa *isa, int64_t N, int64_t K, int
 
 /* Task t packs rows [r0, r0 + rows) of panel t / pack_chunks: with few panels
  * (a conv with a small image) the rows are split too, so every thread packs. */
+/* Rows [k0, k0 + rows) of panel p of the current column block into dst. */
+static void pack_panel_rows(const gemm_job *j, int64_t p, int64_t k0, int64_t rows, float *dst) {
+  int nr = j->isa->nr;
+  int64_t col = j->j0 + p * nr, cols = RLX_MIN(nr, j->N - col);
+  if (j->pack_b) {
+    j->pack_b(j->pack_ctx, k0, rows, col, cols, nr, dst);
+    return;
+  }
+  const float *src = j->trans_b ? j->B + col * j->ldb + k0 : j->B + k0 * j->ldb + col;
+  pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
+}
+
 static void pack_b_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const gemm_job *j = ctx;
@@ -166,15 +181,7 @@ static void pack_b_task(void *ctx, int64_t t, int worker) {
   int64_t p = t / j->pack_chunks, step = (j->kc + j->pack_chunks - 1) / j->pack_chunks;
   int64_t r0 = (t % j->pack_chunks) * step, rows = RLX_MIN(step, j->kc - r0);
   if (rows <= 0) return;
-  int64_t col = j->j0 + p * nr, cols = RLX_MIN(nr, j->N - col);
-  float *dst = j->bp_fill + p * j->kc * nr + r0 * nr;
-  if (j->pack_b) {
-    j->pack_b(j->pack_ctx, j->p0 + r0, rows, col, cols, nr, dst);
-    return;
-  }
-  int64_t k0 = j->p0 + r0;
-  const float *src = j->trans_b ? j->B + col * j->ldb + k0 : j->B + k0 * j->ldb + col;
-  pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
+  pack_panel_rows(j, p, j->p0 + r0, rows, j->bp_fill + p * j->kc * nr + r0 * nr);
 }
 
 /* The epilogue on rows [i0, i0 + m) over the columns of panels [pa, pb), one
@@ -188,46 +195,73 @@ static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0,
                 (int)(end - col));
 }
 
-static void compute_task(void *ctx, int64_t t, int worker) {
-  const gemm_job *j = ctx;
+/* Task t's part of K block [p0, p0 + kc): its MC rows of A against its
+ * panels [pa, pb) of B, panel p at bp + (p - pbase) * kc * NR. */
+static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, int64_t kc, const float *bp,
+                          int64_t pbase) {
   const rlx_sgemm_isa *isa = j->isa;
   int64_t mt = t % j->mtiles, ct = t / j->mtiles;
   int64_t i0 = mt * MC, mc = RLX_MIN(MC, j->M - i0);
   int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
-  bool last = j->p0 + j->kc >= j->K;
+  bool last = p0 + kc >= j->K;
   if (!j->a_packed && !j->pack_a && j->M <= RLX_SGEMM_SKINNY_M) { /* few rows: stream B once, A unpacked */
     for (int64_t p = pa; p < pb; p++) {
       int64_t col = j->j0 + p * isa->nr;
       float *c = j->C + col;
       int nn = (int)RLX_MIN(isa->nr, j->N - col);
-      isa->skinny(j->kc, j->A + j->p0, j->lda, j->bp + p * j->kc * isa->nr, c, j->ldc, (int)j->M, nn, j->p0 > 0);
+      isa->skinny(kc, j->A + p0, j->lda, bp + (p - pbase) * kc * isa->nr, c, j->ldc, (int)j->M, nn, p0 > 0);
     }
     if (last && j->epilogue) epilogue_span(j, pa, pb, 0, j->M);
     return;
   }
   const float *ap;
   if (j->a_packed) {
-    ap = j->a_packed + packed_a_offset(isa, j->M, j->K, i0, j->p0);
+    ap = j->a_packed + packed_a_offset(isa, j->M, j->K, i0, p0);
   } else {
     float *buf = (float *)(j->a_bufs + a_block_bytes() * (size_t)worker);
     if (j->pack_a)
       for (int64_t i = 0; i < mc; i += isa->mr)
-        j->pack_a(j->pack_a_ctx, i0 + i, (int)RLX_MIN(isa->mr, mc - i), j->p0, j->kc, isa->mr, buf + i * j->kc);
+        j->pack_a(j->pack_a_ctx, i0 + i, (int)RLX_MIN(isa->mr, mc - i), p0, kc, isa->mr, buf + i * kc);
     else
-      pack_a(isa->mr, j->A + i0 * j->lda + j->p0, j->lda, mc, j->kc, buf);
+      pack_a(isa->mr, j->A + i0 * j->lda + p0, j->lda, mc, kc, buf);
     ap = buf;
   }
   for (int64_t p = pa; p < pb; p++) {
     int64_t col = j->j0 + p * isa->nr;
-    const float *b = j->bp + p * j->kc * isa->nr;
+    const float *b = bp + (p - pbase) * kc * isa->nr;
     for (int64_t ir = 0; ir < mc; ir += isa->mr) {
       float *c = j->C + (i0 + ir) * j->ldc + col;
       int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
-      isa->ukernel(j->kc, ap + (ir / isa->mr) * j->kc * isa->mr, b, c, j->ldc, m, nn, j->p0 > 0);
+      isa->ukernel(kc, ap + (ir / isa->mr) * kc * isa->mr, b, c, j->ldc, m, nn, p0 > 0);
     }
   }
   if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
+}
+
+static void compute_task(void *ctx, int64_t t, int worker) {
+  const gemm_job *j = ctx;
+  compute_block(j, t, worker, j->p0, j->kc, j->bp, 0);
+}
+
+/* Per-task: the whole K loop inside one task, B packed prepacked or by the
+ * task itself (its own panels, into its worker's buffer), so a product is
+ * one parallel region instead of two per K block. */
+static void full_k_task(void *ctx, int64_t t, int worker) {
+  const gemm_job *j = ctx;
+  const rlx_sgemm_isa *isa = j->isa;
+  int64_t ct = t / j->mtiles, pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
+  if (pa >= pb) return;
+  for (int64_t p0 = 0; p0 < j->K; p0 += KC) {
+    int64_t kc = RLX_MIN(KC, j->K - p0);
+    if (j->b_packed) {
+      compute_block(j, t, worker, p0, kc, j->b_packed + packed_offset(isa, j->N, j->K, j->j0, p0), 0);
+      continue;
+    }
+    float *buf = (float *)(j->b_bufs + j->b_buf_bytes * (size_t)worker);
+    for (int64_t p = pa; p < pb; p++) pack_panel_rows(j, p, p0, kc, buf + (p - pa) * kc * isa->nr);
+    compute_block(j, t, worker, p0, kc, buf, pa);
+  }
 }
 
 static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
@@ -245,17 +279,30 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
   gemm_job j = {.isa = isa, .M = M, .N = N, .K = K, .lda = a->lda, .ldb = a->ldb, .ldc = a->ldc, .A = a->A,
                 .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
                 .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .a_packed = a->a_packed,
-                .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx,
-                .a_bufs = base + b_block_bytes()};
+                .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx, .b_packed = prepacked,
+                .a_bufs = base + b_block_bytes(), .b_bufs = base};
   int threads = rlx_threadpool_size(tp);
   j.mtiles = (M + MC - 1) / MC;
+  /* Per-task K loops (one region per column block) when B is prepacked, or
+   * when A has few row blocks: each task then packs its own B panels, a
+   * duplication of at most 4 (the row blocks), cheap next to the product;
+   * each worker's panels take a share of the B block's scratch. Otherwise
+   * (a tall A) B is packed once per K block, shared, two regions each. */
+  int64_t max_chunk = NC / isa->nr / threads;
+  bool per_task = prepacked || (j.mtiles <= 4 && max_chunk >= 1);
+  j.b_buf_bytes = (size_t)RLX_MAX(max_chunk, 1) * KC * (size_t)isa->nr * sizeof(float);
   for (j.j0 = 0; j.j0 < N; j.j0 += NC) {
     j.nc = RLX_MIN(NC, N - j.j0);
     j.panels = (j.nc + isa->nr - 1) / isa->nr;
     /* split the panels so there are at least 2 tasks per thread when possible */
     int64_t want = RLX_MAX(1, (2 * threads + j.mtiles - 1) / j.mtiles);
     j.chunk = RLX_MAX(1, (j.panels + want - 1) / want);
+    if (per_task && !prepacked) j.chunk = RLX_MIN(j.chunk, max_chunk);
     int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
+    if (per_task) {
+      rlx_parallel_for(tp, j.mtiles * ctiles, full_k_task, &j);
+      continue;
+    }
     for (j.p0 = 0; j.p0 < K; j.p0 += KC) {
       j.kc = RLX_MIN(KC, K - j.p0);
       if (prepacked) {
