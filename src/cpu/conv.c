@@ -579,11 +579,11 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
     j.bias = in[2].data;
     j.res = n->n_in > 3 && in[3].data ? (const float *)in[3].data + b * c->O * c->OH * c->OW : NULL;
     rlx_parallel_for(x->tp, c->C, wg_input_task, &j);
-    for (int xi = 0; xi < 16; xi++) {
-      rlx_sgemm_args a = {.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
-                          .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
-      rlx_sgemm_ex(x->tp, &a, s);
-    }
+    rlx_sgemm_args a[16]; /* one parallel region for the 16 products */
+    for (int xi = 0; xi < 16; xi++)
+      a[xi] = (rlx_sgemm_args){.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+                               .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
+    rlx_sgemm_ex_batch(x->tp, a, 16, s);
     rlx_parallel_for(x->tp, c->O, wg_output_task, &j);
   }
   return RLX_OK;

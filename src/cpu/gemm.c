@@ -337,6 +337,52 @@ void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
   run(a->isa ? a->isa : rlx_sgemm_active(), tp, a, scratch);
 }
 
+#define BATCH_MAX 64
+
+typedef struct batch_job {
+  gemm_job jobs[BATCH_MAX];
+  int64_t per; /* tasks per product */
+} batch_job;
+
+static void batch_task(void *ctx, int64_t t, int worker) {
+  const batch_job *b = ctx;
+  full_k_task((void *)&b->jobs[t / b->per], t % b->per, worker);
+}
+
+void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, void *scratch) {
+  const rlx_sgemm_isa *isa = a->isa ? a->isa : rlx_sgemm_active();
+  int threads = rlx_threadpool_size(tp);
+  int64_t M = a->M, N = a->N, K = a->K, mtiles = (M + MC - 1) / MC, max_chunk = NC / isa->nr / threads;
+  bool same = count >= 1 && count <= BATCH_MAX && M > 0 && N > 0 && K > 0 && N <= NC && max_chunk >= 1;
+  for (int i = 1; same && i < count; i++)
+    same = a[i].M == M && a[i].N == N && a[i].K == K && (a[i].isa ? a[i].isa : rlx_sgemm_active()) == isa &&
+           (a[i].b_packed != NULL) == (a->b_packed != NULL);
+  if (!same || !(a->b_packed || mtiles <= 4)) { /* not one region's worth: one by one */
+    for (int i = 0; i < count; i++) rlx_sgemm_ex(tp, &a[i], scratch);
+    return;
+  }
+  static _Thread_local batch_job b; /* big: not on the stack */
+  char *base = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  int64_t panels = (N + isa->nr - 1) / isa->nr;
+  /* tasks: every product's, so few per product are fine */
+  int64_t want = RLX_MAX(1, (2 * threads + mtiles * count - 1) / (mtiles * count));
+  int64_t chunk = RLX_MAX(1, (panels + want - 1) / want);
+  if (!a->b_packed) chunk = RLX_MIN(chunk, max_chunk);
+  int64_t ctiles = (panels + chunk - 1) / chunk;
+  for (int i = 0; i < count; i++) {
+    const rlx_sgemm_args *x = &a[i];
+    b.jobs[i] = (gemm_job){.isa = isa, .M = M, .N = N, .K = K, .lda = x->lda, .ldb = x->ldb, .ldc = x->ldc, .A = x->A,
+                           .B = x->B, .trans_b = x->trans_b, .C = x->C, .pack_b = x->pack_b, .pack_ctx = x->pack_ctx,
+                           .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .a_packed = x->a_packed,
+                           .pack_a = x->pack_a, .pack_a_ctx = x->pack_a_ctx, .b_packed = x->b_packed,
+                           .a_bufs = base + b_block_bytes(), .b_bufs = base, .mtiles = mtiles, .j0 = 0, .nc = N,
+                           .panels = panels, .chunk = chunk,
+                           .b_buf_bytes = (size_t)max_chunk * KC * (size_t)isa->nr * sizeof(float)};
+  }
+  b.per = mtiles * ctiles;
+  rlx_parallel_for(tp, b.per * count, batch_task, &b);
+}
+
 size_t rlx_sgemm_packed_size(int64_t N, int64_t K) { return rlx_sgemm_packed_size_for(rlx_sgemm_active(), N, K); }
 
 size_t rlx_sgemm_packed_size_for(const rlx_sgemm_isa *isa, int64_t N, int64_t K) {

@@ -101,6 +101,11 @@ typedef struct rlx_sgemm_args {
 } rlx_sgemm_args;
 
 void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch);
+/* `count` products of one shape (M, N, K, microkernel; B prepacked in all
+ * or none) as one parallel region where they fit one (N within a column
+ * block, B prepacked or A at most 4 row blocks; count <= 64), else one by
+ * one: Winograd's 16 products of a conv. The same scratch as one product. */
+void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, void *scratch);
 
 /* Constant operands (weights) packed once, at compile time, for the active
  * microkernel, then multiplied without packing: B into rlx_sgemm_packed_size
