@@ -5,7 +5,9 @@
  * act(op(...) + bias + residual) in its epilogue, while the output is still
  * in cache; the add and the activation are left for dce (the pass runs
  * twice with dce between, see passes.def). Only when each intermediate feeds
- * nothing else.
+ * nothing else. An activation behind a reshape of the output (a view:
+ * act(reshape(y)) = reshape(act(y))) folds too, the reshape then reading
+ * the activated output.
  */
 #include "passes/passes.h"
 
@@ -50,6 +52,12 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
       *changed = true;
       return RLX_OK; /* the dead add still reads y: the next run, after dce, takes the activation */
     }
+    /* act(reshape(y)) is reshape(act(y)): an activation behind a view (GPT-2's addmm, view, gelu) */
+    int32_t via = -1;
+    if (c->op == RLX_OP_RESHAPE && !is_output(g, c->out[0])) {
+      int32_t ui = rlx_single_consumer(g, c->out[0], ci);
+      if (ui >= 0 && g->nodes[ui].op == RLX_OP_UNARY) via = ci, ci = ui, c = &g->nodes[ci];
+    }
     if (c->op == RLX_OP_UNARY && g->values[c->out[0]].dtype == g->values[y].dtype) {
       rlx_unary_kind k = c->p.unary.kind;
       if (k == RLX_UNARY_LOGICAL_NOT || k == RLX_UNARY_ISNAN || k == RLX_UNARY_ISINF || k == RLX_UNARY_ISPOSINF ||
@@ -59,7 +67,7 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
       ep->act = c->p.unary;
       rlx_status st = rlx_node_absorb(g, pi, ci);
       if (st) return st;
-      rlx_replace_uses(g, g->nodes[ci].out[0], y);
+      rlx_replace_uses(g, g->nodes[ci].out[0], via >= 0 ? g->nodes[via].out[0] : y);
       *changed = true;
     }
     return RLX_OK;

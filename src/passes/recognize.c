@@ -4,6 +4,8 @@
  *
  *   hardswish(x)   = x * clamp(x + 3, 0, 6) / 6
  *   hardsigmoid(x) = clamp(x + 3, 0, 6) / 6
+ *   gelu_tanh(x)   = x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+ *                    (GPT-2's gelu_new; the products and sums either way round)
  *
  * with the clamp as one clamp(0, 6), a clamp_min(0) / clamp_max(6) pair in
  * either order, or hardtanh(0, 6); the additions and products either way
@@ -30,6 +32,17 @@ static const rlx_node *single_use_producer(const rec_ctx *c, int32_t v) {
   for (int32_t i = 0; i < c->g->n_outputs; i++)
     if (c->g->outputs[i] == v) return NULL;
   return &c->g->nodes[val->producer];
+}
+
+/* Whether v is a constant holding one element within float rounding of `want`. */
+static bool scalar_near(const rlx_graph *g, int32_t v, int32_t of, double want) {
+  const rlx_value *val = &g->values[v];
+  if ((val->kind != RLX_VALUE_CONST && val->kind != RLX_VALUE_WEIGHT) || !val->data ||
+      val->shape.rank > g->values[of].shape.rank || rlx_shape_numel(&val->shape) != 1)
+    return false;
+  double x = val->dtype == RLX_DTYPE_F32 ? *(const float *)val->data
+             : val->dtype == RLX_DTYPE_F64 ? *(const double *)val->data : NAN;
+  return fabs(x - want) <= 1e-7 * fabs(want);
 }
 
 /* Whether v is a constant holding one element equal to `want` (rank 0, or
@@ -90,6 +103,55 @@ static int32_t clamp_0_6_of_plus_three(const rec_ctx *c, int32_t v, const rlx_no
   return x;
 }
 
+/* The operand of binary node n that is not the scalar `want` (within float rounding), or -1. */
+static int32_t other_than(const rec_ctx *c, const rlx_node *n, double want) {
+  if (scalar_near(c->g, n->in[1], n->in[0], want)) return n->in[0];
+  if (scalar_near(c->g, n->in[0], n->in[1], want)) return n->in[1];
+  return -1;
+}
+
+/* x when v = x * 0.5 (used once). */
+static int32_t half_of(const rec_ctx *c, int32_t v, const rlx_node **nodes, int *n) {
+  const rlx_node *m = single_use_producer(c, v);
+  if (!is_binary(m, RLX_BINARY_MUL)) return -1;
+  nodes[(*n)++] = m;
+  return other_than(c, m, 0.5);
+}
+
+/* x when v = 1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)), x^3 as pow(x, 3)
+ * or x * x * x, every intermediate used once. */
+static int32_t one_plus_tanh_of_gelu(const rec_ctx *c, int32_t v, const rlx_node **nodes, int *n) {
+  const rlx_node *a = single_use_producer(c, v);
+  if (!is_binary(a, RLX_BINARY_ADD)) return -1;
+  nodes[(*n)++] = a;
+  int32_t t = other_than(c, a, 1.0);
+  const rlx_node *th = t >= 0 ? single_use_producer(c, t) : NULL;
+  if (!th || th->op != RLX_OP_UNARY || th->p.unary.kind != RLX_UNARY_TANH) return -1;
+  nodes[(*n)++] = th;
+  const rlx_node *s = single_use_producer(c, th->in[0]);
+  if (!is_binary(s, RLX_BINARY_MUL)) return -1;
+  nodes[(*n)++] = s;
+  int32_t u = other_than(c, s, 0.7978845608028654);
+  const rlx_node *ad = u >= 0 ? single_use_producer(c, u) : NULL;
+  if (!is_binary(ad, RLX_BINARY_ADD)) return -1;
+  nodes[(*n)++] = ad;
+  for (int side = 0; side < 2; side++) { /* x + 0.044715 * x^3, either order */
+    int32_t x = ad->in[side];
+    const rlx_node *m = single_use_producer(c, ad->in[1 - side]);
+    if (!is_binary(m, RLX_BINARY_MUL)) continue;
+    int32_t cube = other_than(c, m, 0.044715);
+    const rlx_node *p = cube >= 0 ? single_use_producer(c, cube) : NULL;
+    if (!p) continue;
+    bool is_cube = p->op == RLX_OP_UNARY && p->p.unary.kind == RLX_UNARY_POW_SCALAR && p->p.unary.a == 3 &&
+                   p->in[0] == x;
+    if (!is_cube) continue;
+    nodes[(*n)++] = m;
+    nodes[(*n)++] = p;
+    return x;
+  }
+  return -1;
+}
+
 static rlx_status rewrite(rec_ctx *c, int32_t at, int32_t x, rlx_unary_kind kind, const rlx_node **nodes, int n) {
   for (int k = 0; k < n; k++) {
     rlx_status st = rlx_node_absorb(c->g, at, (int32_t)(nodes[k] - c->g->nodes));
@@ -104,8 +166,25 @@ static rlx_status rewrite(rec_ctx *c, int32_t at, int32_t x, rlx_unary_kind kind
   return RLX_OK;
 }
 
+/* gelu_tanh: (x * 0.5) * (1 + tanh(...)), the factors either way. */
+static rlx_status try_gelu_tanh(rec_ctx *c, int32_t i) {
+  const rlx_node *d = &c->g->nodes[i];
+  const rlx_value *y = &c->g->values[d->out[0]];
+  if (!is_binary(d, RLX_BINARY_MUL) || (y->dtype != RLX_DTYPE_F32 && y->dtype != RLX_DTYPE_F64)) return RLX_OK;
+  for (int side = 0; side < 2; side++) {
+    const rlx_node *nodes[12];
+    int n = 0;
+    int32_t x = half_of(c, d->in[side], nodes, &n);
+    if (x < 0 || one_plus_tanh_of_gelu(c, d->in[1 - side], nodes, &n) != x) continue;
+    if (!rlx_shape_eq(&c->g->values[x].shape, &y->shape) || c->g->values[x].dtype != y->dtype) continue;
+    return rewrite(c, i, x, RLX_UNARY_GELU_TANH, nodes, n);
+  }
+  return RLX_OK;
+}
+
 static rlx_status try_node(rec_ctx *c, int32_t i) {
   const rlx_node *d = &c->g->nodes[i];
+  if (is_binary(d, RLX_BINARY_MUL)) return try_gelu_tanh(c, i);
   if (!is_binary(d, RLX_BINARY_DIV) || !scalar_is(c->g, d->in[1], d->in[0], 6)) return RLX_OK;
   const rlx_value *y = &c->g->values[d->out[0]];
   if (y->dtype != RLX_DTYPE_F32 && y->dtype != RLX_DTYPE_F64) return RLX_OK;
