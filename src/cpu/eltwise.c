@@ -17,6 +17,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid); /* vmath_avx512.c */
+void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n);
 static bool have_avx512(void) {
   static int has = -1; /* every thread computes the same answer */
   if (has < 0) has = __builtin_cpu_supports("avx512f") && !getenv("RLX_NO_AVX512_MATH");
@@ -25,6 +26,7 @@ static bool have_avx512(void) {
 #else
 static bool have_avx512(void) { return false; }
 static void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid) { (void)x, (void)y, (void)n, (void)sigmoid; }
+static void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n) { (void)x, (void)y, (void)n; }
 #endif
 
 /* y[i] = f(x[i]) in float for the common kinds; false for the others. */
@@ -48,6 +50,10 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
       for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + exp_f32(-x[i]));
       return true;
     case RLX_UNARY_GELU:
+      if (have_avx512()) {
+        rlx_gelu_f32_avx512(x, y, n);
+        return true;
+      }
       for (int64_t i = 0; i < n; i++) y[i] = gelu_f32(x[i]);
       return true;
     case RLX_UNARY_GELU_TANH:

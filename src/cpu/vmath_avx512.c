@@ -49,3 +49,34 @@ void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid) {
     _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(sigmoid ? one : v, d));
   }
 }
+
+/* GELU (erf form) as vmath.h's gelu_f32: erf by Abramowitz-Stegun 7.1.26
+ * (absolute error below 1.5e-7), the e^(-z^2) by exp_neg above. NaN gives
+ * NaN; the infinities give inf and -0 as x * Phi(x) does. */
+void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n);
+
+static inline __m512 gelu16(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  __m512 z = _mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f));
+  __m512 az = _mm512_abs_ps(z);
+  __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), az, one));
+  __m512 q = _mm512_fmadd_ps(t, _mm512_set1_ps(1.061405429f), _mm512_set1_ps(-1.453152027f));
+  q = _mm512_fmadd_ps(t, q, _mm512_set1_ps(1.421413741f));
+  q = _mm512_fmadd_ps(t, q, _mm512_set1_ps(-0.284496736f));
+  q = _mm512_fmadd_ps(t, q, _mm512_set1_ps(0.254829592f));
+  q = _mm512_mul_ps(_mm512_mul_ps(t, q), exp_neg(_mm512_mul_ps(az, az)));
+  __mmask16 neg = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
+  __m512 phi2 = _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(2.0f), q), q); /* 2 Phi(x) */
+  __m512 r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), phi2);
+  __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  return _mm512_mask_blend_ps(nan, r, v);
+}
+
+void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, gelu16(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, gelu16(_mm512_maskz_loadu_ps(m, x + i)));
+  }
+}

@@ -351,6 +351,38 @@ TEST(silu_sigmoid_accuracy) {
   }
 }
 
+/* The fast GELU (erf form; AVX-512 or vmath.h's gelu_f32) against the
+ * double formula: erf's approximation is good to 1.5e-7 absolute, so the
+ * bar is 4 ulp plus 3e-7 |x| (that error times x / 2, with the rounding of
+ * 2 - q near 0), over [-20, 20]; at the edges NaN gives NaN and 0 gives 0,
+ * and +-inf give the formula's inf and NaN (-inf * 0) or NaN for both, as
+ * torch's own kernel does. */
+TEST(gelu_accuracy) {
+  rlx_unary_params p = {.kind = RLX_UNARY_GELU};
+  enum { N = 4099 };
+  static float x[N], y[N];
+  for (uint32_t u0 = 0; u0 < 0x41a00000u; u0 += 1531 * N) {
+    for (int n = 0; n < N; n++) {
+      union { uint32_t u; float f; } v = {.u = ((u0 + (uint32_t)n * 1531u) % 0x41a00000u) | (n % 2 ? 0x80000000u : 0)};
+      x[n] = v.f;
+    }
+    CHECK(rlx_cpu_unary_f32(&p, x, y, N));
+    for (int i = 0; i < N; i++) {
+      double d = x[i], e = 0.5 * d * (1.0 + erf(d * M_SQRT1_2));
+      float want = (float)e, ulp = fmaxf(nextafterf(fabsf(want), INFINITY) - fabsf(want), 1e-45f);
+      bool ok = fabsf(y[i] - want) <= 4 * ulp + 3e-7f * fabsf(x[i]);
+      if (!ok) {
+        fprintf(stderr, "  gelu(%.9g) = %.9g, want %.9g\n", x[i], y[i], want);
+        CHECK(ok);
+        return;
+      }
+    }
+  }
+  float sx[4] = {NAN, INFINITY, -INFINITY, 0.0f}, sy[4];
+  CHECK(rlx_cpu_unary_f32(&p, sx, sy, 4));
+  CHECK(isnan(sy[0]) && (sy[1] == INFINITY || isnan(sy[1])) && isnan(sy[2]) && sy[3] == 0.0f);
+}
+
 /* sum / mean / max / min over one block of axes: rows (global average
  * pool), columns (a middle axis), everything, empty blocks, NaN and inf. */
 TEST(reductions) {
@@ -523,4 +555,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(silu_sigmoid_accuracy, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(silu_sigmoid_accuracy, gelu_accuracy, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
