@@ -1,6 +1,7 @@
 /*
  * movement.c — the fast permute, expand and slice (any dtype: elements moved as
- * 1/2/4/8-byte words), both a strided copy. Adjacent axes that stay adjacent and in order are merged first, so
+ * 1/2/4/8-byte words), both a strided copy; concat and gather (embedding
+ * rows), copies of contiguous runs split over the pool. Adjacent axes that stay adjacent and in order are merged first, so
  * attention's [B, S, H, D] -> [B, H, S, D] becomes a copy of contiguous
  * D-element runs; a permute that moves the innermost axis gathers with a
  * stride. Rows of the output are split over the pool.
@@ -152,6 +153,70 @@ static rlx_status slice_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   return RLX_OK;
 }
 
+/* ---- concat and gather: runs of contiguous bytes ---- */
+
+typedef struct runs_job {
+  const rlx_node *n;
+  const rlx_tensor_view *in;
+  rlx_tensor_view *out;
+  int64_t outer, inner, per; /* per: outer rows a task copies */
+  size_t es;
+} runs_job;
+
+static void concat_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const runs_job *j = ctx;
+  int ax = j->n->p.axis.axis;
+  int64_t Do = j->out->dims[ax], o1 = RLX_MIN(j->outer, (t + 1) * j->per);
+  for (int64_t o = t * j->per; o < o1; o++) {
+    char *dst = (char *)j->out->data + (size_t)(o * Do * j->inner) * j->es;
+    for (int k = 0; k < j->n->n_in; k++) {
+      size_t bytes = (size_t)(j->in[k].dims[ax] * j->inner) * j->es;
+      memcpy(dst, (const char *)j->in[k].data + (size_t)o * bytes, bytes);
+      dst += bytes;
+    }
+  }
+}
+
+static rlx_status concat_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  int ax = n->p.axis.axis;
+  runs_job j = {.n = n, .in = in, .out = out, .outer = rlx_dims_prod(out[0].dims, 0, ax),
+                .inner = rlx_dims_prod(out[0].dims, ax + 1, out[0].rank), .es = rlx_dtype_size(out[0].dtype)};
+  int64_t row = out[0].dims[ax] * j.inner; /* elements per outer row of the output */
+  if (j.outer == 0 || row == 0) return RLX_OK;
+  j.per = RLX_MAX(1, 16384 / row);
+  int64_t tasks = (j.outer + j.per - 1) / j.per;
+  rlx_parallel_for(j.outer * row >= 32768 ? x->tp : NULL, tasks, concat_task, &j);
+  return RLX_OK;
+}
+
+static void gather_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const runs_job *j = ctx;
+  int ax = j->n->p.gather.axis;
+  int64_t D = j->in[0].dims[ax], I = rlx_view_numel(&j->in[1]), o = t / I, i = t % I, k;
+  if (rlx_resolve_index(rlx_load_i64(j->in[1].data, j->in[1].dtype, i), D, j->n->p.gather.wrap_negative, &k))
+    return; /* checked before the region */
+  size_t bytes = (size_t)j->inner * j->es;
+  memcpy((char *)j->out->data + (size_t)(o * I + i) * bytes, (const char *)j->in[0].data + (size_t)(o * D + k) * bytes,
+         bytes);
+}
+
+static rlx_status gather_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  int ax = n->p.gather.axis;
+  runs_job j = {.n = n, .in = in, .out = out, .outer = rlx_dims_prod(in[0].dims, 0, ax),
+                .inner = rlx_dims_prod(in[0].dims, ax + 1, in[0].rank), .es = rlx_dtype_size(in[0].dtype)};
+  int64_t I = rlx_view_numel(&in[1]), D = in[0].dims[ax], k;
+  for (int64_t i = 0; i < I; i++) { /* every index first: an error before any copy, as the reference */
+    rlx_status st = rlx_resolve_index(rlx_load_i64(in[1].data, in[1].dtype, i), D, n->p.gather.wrap_negative, &k);
+    if (st) return st;
+  }
+  int64_t tasks = j.outer * I;
+  if (tasks == 0 || j.inner == 0) return RLX_OK;
+  rlx_parallel_for(tasks * j.inner >= 32768 && tasks > 1 ? x->tp : NULL, tasks, gather_task, &j);
+  return RLX_OK;
+}
+
 rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
   (void)sym;
   (void)threads;
@@ -160,7 +225,13 @@ rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const 
   if (n->op == RLX_OP_PERMUTE) k->run = perm_run, k->name = "permute_runs";
   else if (n->op == RLX_OP_EXPAND) k->run = expand_run, k->name = "expand_runs";
   else if (n->op == RLX_OP_SLICE) k->run = slice_run, k->name = "slice_runs";
-  else return RLX_OK;
+  else if (n->op == RLX_OP_CONCAT) k->run = concat_run, k->name = "concat_runs";
+  else if (n->op == RLX_OP_GATHER) {
+    rlx_dtype it = rlx_in(g, n, 1)->dtype; /* the index dtypes rlx_load_i64 reads */
+    if (it != RLX_DTYPE_I64 && it != RLX_DTYPE_I32 && it != RLX_DTYPE_I16 && it != RLX_DTYPE_I8 && it != RLX_DTYPE_U8)
+      return RLX_OK;
+    k->run = gather_run, k->name = "gather_rows";
+  } else return RLX_OK;
   k->fast = true;
   return RLX_OK;
 }

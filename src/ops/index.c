@@ -15,7 +15,7 @@
  */
 #include "ops/ops_util.h"
 
-static rlx_status resolve_index(int64_t v, int64_t d, bool wrap, int64_t *out) {
+rlx_status rlx_resolve_index(int64_t v, int64_t d, bool wrap, int64_t *out) {
   int64_t k = wrap && v < 0 ? v + d : v;
   *out = 0;
   if (k < 0 || k >= d) /* the message names the index as given, before wrapping */
@@ -51,7 +51,7 @@ static rlx_status gather_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   size_t es = rlx_dtype_size(in[0].dtype);
   for (int64_t j = 0; j < I; j++) {
     int64_t k;
-    rlx_status st = resolve_index(rlx_load_i64(in[1].data, in[1].dtype, j), D, n->p.gather.wrap_negative, &k);
+    rlx_status st = rlx_resolve_index(rlx_load_i64(in[1].data, in[1].dtype, j), D, n->p.gather.wrap_negative, &k);
     if (st) return st;
     for (int64_t o = 0; o < outer; o++)
       memcpy((char *)out[0].data + (size_t)((o * I + j) * inner) * es,
@@ -168,7 +168,7 @@ static rlx_status index_walk_offset(const index_walk *w, int64_t i, int64_t *off
     if ((w->mask >> a) & 1) {
       const rlx_tensor_view *t = &w->idx[k];
       int64_t v = rlx_load_i64(t->data, t->dtype, rlx_strided_offset(&w->gm.bshape, w->ist[k], bi)), r;
-      rlx_status st = resolve_index(v, w->xs.dims[a], true, &r);
+      rlx_status st = rlx_resolve_index(v, w->xs.dims[a], true, &r);
       if (st) return st;
       off += r * w->xst[a];
       k++;

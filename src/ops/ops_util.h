@@ -66,6 +66,10 @@ double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64);
 /* The value of a float, non-predicate binary kind at (a, b) (binary.c). */
 double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64);
 
+/* Index v into a dim of size d (negative ones from the end when wrap): the
+ * error names the index as given (gather, index_select and the fast gather). */
+rlx_status rlx_resolve_index(int64_t v, int64_t d, bool wrap, int64_t *out);
+
 /* The epilogue of a fused matmul/conv (bias already added): + residual, act.
  * Infer checks the residual input; the reference kernels call apply. */
 rlx_status rlx_epilogue_infer(const rlx_value *residual, const rlx_epilogue *ep, const rlx_shape *os, rlx_dtype od);

@@ -522,6 +522,48 @@ TEST(slices) {
     }
 }
 
+/* Concat (any axis, dtypes, an empty input, rotary's last-axis halves) and
+ * gather (embedding rows, an inner axis, negative indices wrapped), against
+ * the reference; an index out of range is an error from the fast kernel too. */
+TEST(concat_gather) {
+  rlx_dtype dts[] = {RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_I64, RLX_DTYPE_BOOL};
+  for (size_t d = 0; d < RLX_COUNTOF(dts); d++)
+    for (int ax = 0; ax < 4; ax++) {
+      rlx_params p = {.axis = {.axis = ax}};
+      spec a = {.dt = dts[d], .sh = {.rank = 4, .dims = {2, 32, 128, 32}}}, b = a, e = a;
+      b.sh.dims[ax] = 7, e.sh.dims[ax] = 0;
+      each_threads("concat", RLX_OP_CONCAT, &p, 3, (spec[]){a, e, b});
+    }
+  static int64_t idx[300];
+  for (int i = 0; i < 300; i++) idx[i] = (i * 7919) % 1000 - (i % 5 == 0 ? 1000 : 0); /* some negative */
+  rlx_params g0 = {.gather = {.axis = 0, .wrap_negative = true}}, g1 = {.gather = {.axis = 1, .wrap_negative = true}};
+  each_threads("gather rows", RLX_OP_GATHER, &g0, 2, (spec[]){F32(1000, 96), IVALS(I64, 300, idx)});
+  each_threads("gather rows i32", RLX_OP_GATHER, &g0, 2, (spec[]){F32(1000, 3), IVALS(I32, 300, idx)});
+  each_threads("gather inner", RLX_OP_GATHER, &g1, 2, (spec[]){F32(3, 1000, 5), IVALS(I64, 300, idx)});
+  /* out of range (and negative without wrapping): the fast kernel refuses, naming the index */
+  static const int64_t bad[3] = {1, 5, 2}, neg[2] = {0, -1};
+  rlx_params gn = {.gather = {.axis = 0, .wrap_negative = false}};
+  for (int c = 0; c < 2; c++) {
+    rlx_graph g;
+    rlx_graph_init(&g);
+    rlx_shape xs = {.rank = 2, .dims = {5, 4}}, is = {.rank = 1, .dims = {c ? 2 : 3}};
+    int32_t ids[2] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_input(&g, "i", RLX_DTYPE_I64, &is)};
+    int32_t node = rlx_graph_add_node(&g, RLX_OP_GATHER, c ? &gn : &g0, ids, 2, 1, "embedding", NULL);
+    CHECK(node >= 0);
+    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+    CHECK_OK(rlx_cpu_select(&g, NULL, node, 2, &k));
+    CHECK(!strcmp(k.name, "gather_rows"));
+    float x[20] = {0}, y[12];
+    rlx_tensor_view in[2] = {rlx_value_view(&g.values[ids[0]]), rlx_value_view(&g.values[ids[1]])};
+    rlx_tensor_view out = rlx_value_view(&g.values[g.nodes[node].out[0]]);
+    in[0].data = x, in[1].data = (void *)(c ? neg : bad), out.data = y;
+    rlx_exec e = {0};
+    CHECK(k.run(&g.nodes[node], in, &out, &e) != RLX_OK);
+    CHECK(strstr(rlx_last_error(), c ? "index -1 is out of range" : "index 5 is out of range") != NULL);
+    rlx_graph_free(&g);
+  }
+}
+
 /* The registry: a node runs the first family registered for its (op, dtype)
  * that takes it; an (op, dtype) nobody registered runs the reference. */
 static const char *chosen(rlx_op op, const rlx_params *p, rlx_dtype dt, rlx_shape sh) {
@@ -555,4 +597,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(silu_sigmoid_accuracy, gelu_accuracy, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
