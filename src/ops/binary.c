@@ -241,7 +241,9 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     if (k == RLX_BINARY_NEXTAFTER && (t == RLX_DTYPE_F16 || t == RLX_DTYPE_BF16)) {
       double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
       if (a != a || b != b) rlx_store_f64(out[0].data, t, i, NAN);
-      else ((uint16_t *)out[0].data)[i] = next16(((const uint16_t *)in[0].data)[ia], ((const uint16_t *)in[1].data)[ib], a, b);
+      else
+        ((uint16_t *)out[0].data)[i] =
+            next16(((const uint16_t *)in[0].data)[ia], ((const uint16_t *)in[1].data)[ib], a, b);
     } else if (k == RLX_BINARY_GCD || k == RLX_BINARY_LCM) {
       int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
       rlx_store_i64(out[0].data, t, i, gcd_lcm(k, a, b, bits, t != RLX_DTYPE_U8));

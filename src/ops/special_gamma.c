@@ -186,7 +186,8 @@ static double lgamma1p(double a) {
  * continued fraction (d = 0) and of the series (d = 1, which stays right for
  * an a so small that Gamma(a) overflows). */
 static double igam_prefactor(double a, double x, int d) {
-  if (a < 10) return x < 700 ? pow(x, a) * exp(-x) / tgamma(a + d) : exp(a * log(x) - x - rlx_special_lgamma(a + d, true));
+  if (a < 10)
+    return x < 700 ? pow(x, a) * exp(-x) / tgamma(a + d) : exp(a * log(x) - x - rlx_special_lgamma(a + d, true));
   /* sqrt(a / 2pi) exp(a (log(x/a) - (x-a)/a) - stirling_error(a)): the
    * a log a and the a of x^a e^-x and of Stirling's formula cancel exactly.
    * Far from x = a, log(x/a) is better taken directly: through 1 + s it
