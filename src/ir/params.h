@@ -10,7 +10,11 @@
 
 /* X(ENUM, "name") — unary elementwise kinds. `a`, `b` are scalar parameters
  * for the kinds that take them (leaky_relu slope, elu alpha, hardtanh bounds,
- * softplus beta/threshold). Predicates (isnan, isinf, logical_not) output bool. */
+ * softplus beta/threshold, polygamma's order n, mvlgamma's p). Predicates
+ * (isnan, isinf, logical_not) output bool, frexp_exponent int32 (frexp's
+ * mantissa is frexp_mantissa). The special functions after clamp follow
+ * torch's CPU semantics (src/ops/special.h). New kinds go at the end, so
+ * the values of the others stay. */
 #define RLX_UNARY_LIST(X)                                                                    \
   X(RELU, "relu") X(GELU, "gelu") X(GELU_TANH, "gelu_tanh") X(SILU, "silu")                  \
   X(SIGMOID, "sigmoid") X(TANH, "tanh") X(EXP, "exp") X(EXP2, "exp2") X(EXPM1, "expm1")      \
@@ -26,7 +30,15 @@
   X(HARDTANH, "hardtanh") X(HARDSIGMOID, "hardsigmoid") X(HARDSWISH, "hardswish")            \
   X(SOFTPLUS, "softplus") X(MISH, "mish") X(LOGSIGMOID, "log_sigmoid")                       \
   X(ROUND_DECIMALS, "round_decimals") X(NAN_TO_NUM, "nan_to_num") X(POW_SCALAR, "pow_scalar") \
-  X(RPOW_SCALAR, "rpow_scalar") X(CLAMP, "clamp")
+  X(RPOW_SCALAR, "rpow_scalar") X(CLAMP, "clamp") X(LGAMMA, "lgamma") X(DIGAMMA, "digamma")   \
+  X(POLYGAMMA, "polygamma") X(MVLGAMMA, "mvlgamma") X(ERFCX, "erfcx") X(NDTR, "ndtr")        \
+  X(LOG_NDTR, "log_ndtr") X(NDTRI, "ndtri") X(I0, "i0") X(I0E, "i0e") X(I1, "i1")             \
+  X(I1E, "i1e") X(BESSEL_J0, "bessel_j0") X(BESSEL_J1, "bessel_j1") X(BESSEL_Y0, "bessel_y0") \
+  X(BESSEL_Y1, "bessel_y1") X(BESSEL_K0, "modified_bessel_k0")                                \
+  X(BESSEL_K1, "modified_bessel_k1") X(BESSEL_K0E, "scaled_modified_bessel_k0")               \
+  X(BESSEL_K1E, "scaled_modified_bessel_k1") X(SPHERICAL_J0, "spherical_bessel_j0")           \
+  X(ENTR, "entr") X(SINC, "sinc") X(ANGLE, "angle") X(FREXP_MANTISSA, "frexp_mantissa")      \
+  X(FREXP_EXPONENT, "frexp_exponent")
 
 typedef enum rlx_unary_kind {
 #define RLX_X_(e, s) RLX_UNARY_##e,
@@ -36,7 +48,9 @@ typedef enum rlx_unary_kind {
 } rlx_unary_kind;
 
 /* X(ENUM, "name") — binary elementwise kinds (NumPy broadcasting). Both
- * inputs have the compute dtype; compare and logical kinds output bool. */
+ * inputs have the compute dtype; compare and logical kinds (logical_and to
+ * ge) output bool. xlogy to nextafter are float-only, gcd and lcm
+ * integer-only. New kinds go at the end. */
 #define RLX_BINARY_LIST(X)                                                                    \
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
   X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
@@ -44,7 +58,9 @@ typedef enum rlx_unary_kind {
   X(HYPOT, "hypot") X(COPYSIGN, "copysign") X(BITAND, "bitwise_and") X(BITOR, "bitwise_or") X(BITXOR, "bitwise_xor") \
   X(SHL, "shift_left") X(SHR, "shift_right") X(LOGICAL_AND, "logical_and")                   \
   X(LOGICAL_OR, "logical_or") X(LOGICAL_XOR, "logical_xor") X(EQ, "eq") X(NE, "ne")          \
-  X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge")
+  X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") X(XLOGY, "xlogy") X(XLOG1PY, "xlog1py")    \
+  X(ZETA, "zeta") X(IGAMMA, "igamma") X(IGAMMAC, "igammac") X(NEXTAFTER, "nextafter")        \
+  X(GCD, "gcd") X(LCM, "lcm")
 
 typedef enum rlx_binary_kind {
 #define RLX_X_(e, s) RLX_BINARY_##e,
@@ -53,7 +69,7 @@ typedef enum rlx_binary_kind {
       RLX_BINARY_COUNT
 } rlx_binary_kind;
 
-static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_BINARY_LOGICAL_AND; }
+static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_BINARY_LOGICAL_AND && k <= RLX_BINARY_GE; }
 
 #define RLX_REDUCE_LIST(X)                                                                   \
   X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(ANY, "any")   \

@@ -5,13 +5,26 @@
  * Both inputs carry the compute dtype (the lowering applies torch's type
  * promotion and inserts casts). Float compute is in double, rounded once to
  * the output (below f64, trunc division rounds its quotient to float before
- * truncating, as torch computes it); integer compute is exact in int64 and
- * wraps to the dtype's width as torch does. Integer division or remainder by
- * zero is an error, as in torch ("ZeroDivisionError").
+ * truncating, as torch computes it; nextafter steps in the dtype itself);
+ * integer compute is exact in int64 and wraps to the dtype's width as torch
+ * does (gcd and lcm also where torch's own arithmetic wraps). Integer
+ * division or remainder by zero is an error, as in torch ("ZeroDivisionError").
  */
 #include <math.h>
 
 #include "ops/ops_util.h"
+#include "ops/special.h"
+
+static bool float_only(rlx_binary_kind k) {
+  switch (k) {
+    case RLX_BINARY_DIV: case RLX_BINARY_ATAN2: case RLX_BINARY_HYPOT: case RLX_BINARY_COPYSIGN:
+    case RLX_BINARY_XLOGY: case RLX_BINARY_XLOG1PY: case RLX_BINARY_ZETA: case RLX_BINARY_IGAMMA:
+    case RLX_BINARY_IGAMMAC: case RLX_BINARY_NEXTAFTER:
+      return true;
+    default:
+      return false;
+  }
+}
 
 static rlx_status binary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
                                rlx_dtype *od) {
@@ -26,8 +39,11 @@ static rlx_status binary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
              k == RLX_BINARY_SHL || k == RLX_BINARY_SHR))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs integer inputs, got %s", rlx_binary_names[k],
                       rlx_dtype_name(a->dtype));
-  if (!fl && (k == RLX_BINARY_DIV || k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT || k == RLX_BINARY_COPYSIGN))
+  if (!fl && float_only(k))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs float inputs, got %s", rlx_binary_names[k],
+                      rlx_dtype_name(a->dtype));
+  if ((fl || a->dtype == RLX_DTYPE_BOOL) && (k == RLX_BINARY_GCD || k == RLX_BINARY_LCM))
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs integer inputs, got %s", rlx_binary_names[k],
                       rlx_dtype_name(a->dtype));
   if (rlx_broadcast(&a->shape, &b->shape, &os[0])) return RLX_ERR_SHAPE;
   od[0] = rlx_binary_is_predicate(k) ? RLX_DTYPE_BOOL : a->dtype;
@@ -74,8 +90,59 @@ double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64) {
     case RLX_BINARY_ATAN2: return atan2(a, b);
     case RLX_BINARY_HYPOT: return hypot(a, b);
     case RLX_BINARY_COPYSIGN: return copysign(a, b);
+    case RLX_BINARY_XLOGY: return b != b ? NAN : a == 0 ? 0.0 : a * log(b); /* torch: 0 log(y) = 0 unless y is NaN */
+    case RLX_BINARY_XLOG1PY: return b != b ? NAN : a == 0 ? 0.0 : a * log1p(b);
+    case RLX_BINARY_ZETA: return rlx_special_zeta(a, b);
+    case RLX_BINARY_IGAMMA: return rlx_special_igamma(a, b);
+    case RLX_BINARY_IGAMMAC: return rlx_special_igammac(a, b);
+    case RLX_BINARY_NEXTAFTER: /* the neighbour in the input's format, exactly; f16/bf16: next16 */
+      return f64 ? nextafter(a, b) : (double)nextafterf((float)a, (float)b);
     default: return NAN;
   }
+}
+
+/* nextafter in a 16-bit format (f16, bf16) on its bit patterns f and to,
+ * whose values are fv and tv (not NaN): as C's nextafter, `to` when the two
+ * are equal (+0 toward -0 is -0), the smallest subnormal with to's sign from
+ * a zero, else one step of the magnitude (inf steps down to the largest
+ * finite, the largest finite up to inf). */
+static uint16_t next16(uint16_t f, uint16_t to, double fv, double tv) {
+  if (fv == tv) return to;
+  if (fv == 0) return (uint16_t)((to & 0x8000u) | 1u);
+  return (fv < tv) == (fv > 0) ? (uint16_t)(f + 1) : (uint16_t)(f - 1);
+}
+
+/* v as a two's complement integer of `bits` (< 64) width. */
+static int64_t wrap_bits(int64_t v, int bits) {
+  int64_t m = (int64_t)1 << bits, u = (int64_t)((uint64_t)v & (uint64_t)(m - 1));
+  return u >= m / 2 ? u - m : u;
+}
+
+/* |v| as torch's std::abs computes it at C's width for the dtype (int for
+ * 8- and 16-bit types, else the type's own): the most negative value stays. */
+static int64_t abs_at(int64_t v, int width) {
+  int64_t r = v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+  return width < 64 ? wrap_bits(r, width) : r;
+}
+
+/* torch's gcd and lcm (calc_gcd; lcm = |a / g * b|) for a dtype of `bits`,
+ * including where its arithmetic wraps: gcd(-128, 0) is -128 in int8, lcm
+ * wraps the product (uint8 never does: its values are their own |v|). */
+static int64_t gcd_lcm(rlx_binary_kind k, int64_t a, int64_t b, int bits, bool is_signed) {
+  int width = bits < 32 ? 32 : bits; /* C's arithmetic width for the dtype */
+  int64_t x = abs_at(a, width), y = abs_at(b, width);
+  if (is_signed && bits < width) x = wrap_bits(x, bits), y = wrap_bits(y, bits); /* stored back to the dtype */
+  while (x != 0) {
+    int64_t c = x;
+    x = x == -1 ? 0 : y % x;
+    y = c;
+  }
+  if (k == RLX_BINARY_GCD) return y;
+  if (y == 0) return 0;
+  int64_t q = y == -1 ? (int64_t)(0 - (uint64_t)a) : a / y;
+  int64_t v = (int64_t)((uint64_t)q * (uint64_t)b);
+  if (width < 64) v = wrap_bits(v, width);
+  return abs_at(v, width);
 }
 
 static bool pred_f(rlx_binary_kind k, double a, double b) {
@@ -171,7 +238,16 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   for (int64_t i = 0; i < N; i++) {
     int64_t ia = same ? i : rlx_strided_offset(&os, sa, i);
     int64_t ib = same ? i : rlx_strided_offset(&os, sb, i);
-    if (rlx_dtype_is_float(t)) {
+    if (k == RLX_BINARY_NEXTAFTER && (t == RLX_DTYPE_F16 || t == RLX_DTYPE_BF16)) {
+      double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
+      if (a != a || b != b) rlx_store_f64(out[0].data, t, i, NAN);
+      else
+        ((uint16_t *)out[0].data)[i] =
+            next16(((const uint16_t *)in[0].data)[ia], ((const uint16_t *)in[1].data)[ib], a, b);
+    } else if (k == RLX_BINARY_GCD || k == RLX_BINARY_LCM) {
+      int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
+      rlx_store_i64(out[0].data, t, i, gcd_lcm(k, a, b, bits, t != RLX_DTYPE_U8));
+    } else if (rlx_dtype_is_float(t)) {
       double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_f(k, a, b);
       else rlx_store_f64(out[0].data, t, i, rlx_binary_apply(k, a, b, t == RLX_DTYPE_F64));

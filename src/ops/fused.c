@@ -7,10 +7,12 @@
  */
 #include "ops/ops_util.h"
 
+/* Not: the kinds whose output is not the input's dtype, and mvlgamma, whose
+ * kernel refuses out-of-domain elements (a fused step cannot fail). */
 static bool fusable_unary(rlx_unary_kind k) {
   return (unsigned)k < RLX_UNARY_COUNT && k != RLX_UNARY_LOGICAL_NOT && k != RLX_UNARY_BITWISE_NOT &&
          k != RLX_UNARY_ISNAN && k != RLX_UNARY_ISINF && k != RLX_UNARY_ISPOSINF && k != RLX_UNARY_ISNEGINF &&
-         k != RLX_UNARY_ISFINITE;
+         k != RLX_UNARY_ISFINITE && k != RLX_UNARY_FREXP_EXPONENT && k != RLX_UNARY_MVLGAMMA;
 }
 
 static bool fusable_binary(rlx_binary_kind k) {

@@ -2,11 +2,14 @@
  * unary.c — unary elementwise op: validation, shape inference, reference
  * kernel. Float kinds compute in double and round once to the output dtype
  * (round_decimals, which is discontinuous, computes in float below f64, as
- * torch does); integer kinds compute exactly in int64.
+ * torch does; so do the steps of the special functions and sinc listed in
+ * special.h); integer kinds compute exactly in int64. frexp_exponent writes
+ * int32; mvlgamma refuses elements at or below (p - 1) / 2, as torch.
  */
 #include <math.h>
 
 #include "ops/ops_util.h"
+#include "ops/special.h"
 
 static bool is_predicate(rlx_unary_kind k) {
   return k == RLX_UNARY_LOGICAL_NOT || k == RLX_UNARY_ISNAN || k == RLX_UNARY_ISINF ||
@@ -36,31 +39,8 @@ static rlx_status unary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   if (k == RLX_UNARY_BITWISE_NOT && rlx_dtype_is_float(x->dtype))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "bitwise_not needs an integer or bool input");
   os[0] = x->shape;
-  od[0] = is_predicate(k) ? RLX_DTYPE_BOOL : x->dtype;
+  od[0] = is_predicate(k) ? RLX_DTYPE_BOOL : k == RLX_UNARY_FREXP_EXPONENT ? RLX_DTYPE_I32 : x->dtype;
   return RLX_OK;
-}
-
-/* erfinv by a rational first guess refined with two Newton steps. */
-static double erfinv(double y) {
-  if (y <= -1) return y == -1 ? -INFINITY : NAN;
-  if (y >= 1) return y == 1 ? INFINITY : NAN;
-  double w = -log((1.0 - y) * (1.0 + y)), x;
-  if (w < 5.0) {
-    w -= 2.5;
-    x = 2.81022636e-08;
-    x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w;
-    x = 0.00021858087 + x * w; x = -0.00125372503 + x * w; x = -0.00417768164 + x * w;
-    x = 0.246640727 + x * w; x = 1.50140941 + x * w;
-  } else {
-    w = sqrt(w) - 3.0;
-    x = -0.000200214257;
-    x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w;
-    x = 0.00573950773 + x * w; x = -0.0076224613 + x * w; x = 0.00943887047 + x * w;
-    x = 1.00167406 + x * w; x = 2.83297682 + x * w;
-  }
-  x *= y;
-  for (int i = 0; i < 2; i++) x -= (erf(x) - y) / (2.0 / sqrt(M_PI) * exp(-x * x));
-  return x;
 }
 
 /* torch rounds to `decimals` in float below f64; the result is
@@ -70,6 +50,15 @@ static double round_decimals(double x, double d, bool f64) {
   if (f64) return d < 0 ? nearbyint(x / tp) * tp : nearbyint(x * tp) / tp;
   float xf = (float)x, tf = (float)tp;
   return d < 0 ? nearbyintf(xf / tf) * tf : nearbyintf(xf * tf) / tf;
+}
+
+/* torch forms pi x in the input's precision (float below f64): at large x
+ * and next to the integers that product's rounding decides the result
+ * (sinc(1) is -2.8e-8 in float, 3.9e-17 in double). */
+static double sinc(double x, bool f64) {
+  if (x == 0) return 1.0;
+  double t = f64 ? M_PI * x : (double)((float)M_PI * (float)x);
+  return sin(t) / t;
 }
 
 static double softplus(double x, double beta, double threshold) {
@@ -114,7 +103,7 @@ double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64) {
     case RLX_UNARY_ATANH: return atanh(x);
     case RLX_UNARY_ERF: return erf(x);
     case RLX_UNARY_ERFC: return erfc(x);
-    case RLX_UNARY_ERFINV: return erfinv(x);
+    case RLX_UNARY_ERFINV: return rlx_special_erfinv(x);
     case RLX_UNARY_FLOOR: return floor(x);
     case RLX_UNARY_CEIL: return ceil(x);
     case RLX_UNARY_ROUND: return nearbyint(x);
@@ -154,6 +143,39 @@ double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64) {
       if (p->a == p->a && x < p->a) x = p->a;
       if (p->b == p->b && x > p->b) x = p->b;
       return x;
+    case RLX_UNARY_LGAMMA: return rlx_special_lgamma(x, f64);
+    case RLX_UNARY_DIGAMMA: return rlx_special_digamma(x);
+    case RLX_UNARY_POLYGAMMA: return rlx_special_polygamma(p->a, x, f64); /* a: n */
+    case RLX_UNARY_MVLGAMMA: return rlx_special_mvlgamma(x, p->a, f64);   /* a: p */
+    case RLX_UNARY_ERFCX: return rlx_special_erfcx(x);
+    case RLX_UNARY_NDTR: return rlx_special_ndtr(x);
+    case RLX_UNARY_LOG_NDTR: return rlx_special_log_ndtr(x);
+    case RLX_UNARY_NDTRI: return rlx_special_ndtri(x);
+    case RLX_UNARY_I0: return rlx_special_i0(x, f64);
+    case RLX_UNARY_I0E: return rlx_special_i0e(x);
+    case RLX_UNARY_I1: return rlx_special_i1(x, f64);
+    case RLX_UNARY_I1E: return rlx_special_i1e(x);
+    case RLX_UNARY_BESSEL_J0: return rlx_special_j0(x, f64);
+    case RLX_UNARY_BESSEL_J1: return rlx_special_j1(x, f64);
+    case RLX_UNARY_BESSEL_Y0: return rlx_special_y0(x, f64);
+    case RLX_UNARY_BESSEL_Y1: return rlx_special_y1(x, f64);
+    case RLX_UNARY_BESSEL_K0: return rlx_special_k0(x);
+    case RLX_UNARY_BESSEL_K1: return rlx_special_k1(x);
+    case RLX_UNARY_BESSEL_K0E: return rlx_special_k0e(x);
+    case RLX_UNARY_BESSEL_K1E: return rlx_special_k1e(x);
+    case RLX_UNARY_SPHERICAL_J0: return rlx_special_spherical_j0(x);
+    case RLX_UNARY_ENTR: return x != x ? x : x > 0 ? -x * log(x) : x == 0 ? 0.0 : -INFINITY;
+    case RLX_UNARY_SINC: return sinc(x, f64);
+    case RLX_UNARY_ANGLE: return x != x ? x : x < 0 ? M_PI : 0.0; /* of a real number; NaN propagates */
+    case RLX_UNARY_FREXP_MANTISSA: {
+      int e;
+      return frexp(x, &e); /* +-0, +-inf and NaN are their own mantissa */
+    }
+    case RLX_UNARY_FREXP_EXPONENT: {
+      int e = 0;
+      if (isfinite(x)) frexp(x, &e); /* 0 for +-inf and NaN, as torch (glibc) */
+      return e;
+    }
     default: return NAN;
   }
 }
@@ -204,7 +226,17 @@ static rlx_status unary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   const rlx_unary_params *p = &n->p.unary;
   int64_t N = rlx_view_numel(&in[0]);
   rlx_dtype t = in[0].dtype;
-  if (is_predicate(p->kind)) {
+  if (p->kind == RLX_UNARY_MVLGAMMA) /* torch: "All elements must be greater than (p-1)/2" */
+    for (int64_t i = 0; i < N; i++) {
+      double x = rlx_load_f64(in[0].data, t, i);
+      if (!(x > (p->a - 1) / 2))
+        return rlx_errorf(RLX_ERR_RUNTIME, "mvlgamma of order p = %g needs every element above (p-1)/2 = %g; "
+                          "element %lld is %g", p->a, (p->a - 1) / 2, (long long)i, x);
+    }
+  if (p->kind == RLX_UNARY_FREXP_EXPONENT) {
+    int32_t *y = out[0].data;
+    for (int64_t i = 0; i < N; i++) y[i] = (int32_t)rlx_unary_apply(p, rlx_load_f64(in[0].data, t, i), false);
+  } else if (is_predicate(p->kind)) {
     uint8_t *y = out[0].data;
     for (int64_t i = 0; i < N; i++) y[i] = unary_pred(p->kind, rlx_load_f64(in[0].data, t, i));
   } else if (t == RLX_DTYPE_F32) {
@@ -227,7 +259,8 @@ static void unary_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "%s", rlx_unary_names[p->kind]);
   switch (p->kind) {
     case RLX_UNARY_LEAKY_RELU: case RLX_UNARY_CELU: case RLX_UNARY_POW_SCALAR:
-    case RLX_UNARY_RPOW_SCALAR: case RLX_UNARY_ROUND_DECIMALS:
+    case RLX_UNARY_RPOW_SCALAR: case RLX_UNARY_ROUND_DECIMALS: case RLX_UNARY_POLYGAMMA:
+    case RLX_UNARY_MVLGAMMA:
       rlx_bprintf(buf, cap, " a=%g", p->a);
       break;
     case RLX_UNARY_HARDTANH: case RLX_UNARY_SOFTPLUS: case RLX_UNARY_CLAMP:

@@ -61,7 +61,8 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
     if (c->op == RLX_OP_UNARY && g->values[c->out[0]].dtype == g->values[y].dtype) {
       rlx_unary_kind k = c->p.unary.kind;
       if (k == RLX_UNARY_LOGICAL_NOT || k == RLX_UNARY_ISNAN || k == RLX_UNARY_ISINF || k == RLX_UNARY_ISPOSINF ||
-          k == RLX_UNARY_ISNEGINF || k == RLX_UNARY_ISFINITE || k == RLX_UNARY_BITWISE_NOT)
+          k == RLX_UNARY_ISNEGINF || k == RLX_UNARY_ISFINITE || k == RLX_UNARY_BITWISE_NOT ||
+          k == RLX_UNARY_MVLGAMMA) /* its kernel refuses out-of-domain elements; an epilogue cannot */
         return RLX_OK;
       ep->has_act = true;
       ep->act = c->p.unary;

@@ -266,6 +266,49 @@ TEST(limits) {
   check_case(&g, 2, 9, 2); /* 10 inputs: one node takes 8 (7 adds), the other the rest */
 }
 
+/* The special-function kinds run in fused programs through the same scalar
+ * functions as their nodes (bit-identical): lgamma(x) * 2 + 1, and a chain
+ * of binary and parameterized kinds over the tile and task boundaries. */
+TEST(special_kinds) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t x = in_f32(&g, "x", SHP(3, 1001));
+  int32_t l = un(&g, "lgamma", U(LGAMMA), x);
+  int32_t m = bin(&g, "mul", RLX_BINARY_MUL, l, scalar(&g, 2));
+  CHECK_OK(rlx_graph_add_output(&g, bin(&g, "add", RLX_BINARY_ADD, m, scalar(&g, 1))));
+  check_case(&g, 1, 3, 1);
+
+  rlx_graph_init(&g);
+  x = in_f32(&g, "x", SHP(16385));
+  int32_t y = in_f32(&g, "y", SHP(16385));
+  int32_t a = bin(&g, "igamma", RLX_BINARY_IGAMMA, un(&g, "abs", U(ABS), x), y);
+  int32_t b = bin(&g, "nextafter", RLX_BINARY_NEXTAFTER, a, y);
+  int32_t c = un(&g, "polygamma", (rlx_unary_params){.kind = RLX_UNARY_POLYGAMMA, .a = 1}, b);
+  int32_t d = bin(&g, "xlogy", RLX_BINARY_XLOGY, un(&g, "j0", U(BESSEL_J0), c), un(&g, "i0e", U(I0E), y));
+  CHECK_OK(rlx_graph_add_output(&g, un(&g, "sinc", U(SINC), d)));
+  check_case(&g, 1, 8, 1);
+}
+
+/* mvlgamma's kernel refuses out-of-domain elements, which a fused step
+ * cannot: it stays a node between two fused groups. */
+TEST(mvlgamma_not_fused) {
+  rlx_graph g, f;
+  rlx_graph_init(&g);
+  int32_t x = in_f32(&g, "x", SHP(64));
+  int32_t e = bin(&g, "add", RLX_BINARY_ADD, un(&g, "exp", U(EXP), x), scalar(&g, 1));
+  int32_t v = un(&g, "mvlgamma", (rlx_unary_params){.kind = RLX_UNARY_MVLGAMMA, .a = 2}, e);
+  CHECK_OK(rlx_graph_add_output(&g, bin(&g, "mul", RLX_BINARY_MUL, un(&g, "log", U(LOG), v), scalar(&g, 3))));
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  CHECK_OK(rlx_pass_fuse_eltwise(&f));
+  CHECK_OK(rlx_pass_dce(&f));
+  CHECK_OK(rlx_graph_verify(&f, "fuse_eltwise"));
+  CHECK(count_op(&f, RLX_OP_FUSED) == 2 && f.n_nodes == 3);
+  for (int32_t i = 0; i < f.n_nodes; i++)
+    if (f.nodes[i].op == RLX_OP_UNARY) CHECK(f.nodes[i].p.unary.kind == RLX_UNARY_MVLGAMMA);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
 /* A fused node with a program that is not valid is refused by infer, naming the step. */
 TEST(bad_program) {
   rlx_graph g;
@@ -287,4 +330,5 @@ TEST(bad_program) {
   rlx_graph_free(&g);
 }
 
-TEST_MAIN(hardswish_sizes, silu_mul, bias_gelu_residual, squeeze_excite, broadcasts, boundaries, limits, bad_program)
+TEST_MAIN(hardswish_sizes, silu_mul, bias_gelu_residual, squeeze_excite, broadcasts, boundaries, limits, special_kinds,
+          mvlgamma_not_fused, bad_program)

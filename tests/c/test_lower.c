@@ -632,6 +632,32 @@ TEST(unsupported_ops_in_one_report) {
             RLX_ERR_FORMAT, "node 'n1' (sym_size): a scalar node must record its value");
 }
 
+/* Dtypes and parameters torch refuses for the special functions are refused
+ * at load, naming the node (torch raises "gcd_cpu" not implemented for
+ * 'Float', and so on, before any export could record them). */
+TEST(special_refusals) {
+  fixture f;
+  const char *i2 = "{'id': 'i', 'shape': [2], 'dtype': 'i64'}";
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'g', 'op': 'aten.gcd.default', 'args': [{'ref': 'x'}, {'ref': 'x'}], 'out': {"
+                    F32("[2]") "}}", "{'ref': 'g', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'g' (aten.gcd.default): gcd is defined for integer inputs only");
+  CHECK_ERR(fx_load(&f, i2, "", "{'id': 'q', 'op': 'aten.igamma.default', 'args': [{'ref': 'i'}, {'ref': 'i'}], 'out': "
+                    "{'shape': [2], 'dtype': 'i64'}}", "{'ref': 'q', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'q' (aten.igamma.default): igamma is defined for floating-point inputs only");
+  CHECK_ERR(fx_load(&f, i2, "", "{'id': 'n', 'op': 'aten.nextafter.default', 'args': [{'ref': 'i'}, {'ref': 'i'}], "
+                    "'out': {'shape': [2], 'dtype': 'i64'}}", "{'ref': 'n', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'n' (aten.nextafter.default): nextafter is defined for floating-point");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'p', 'op': 'aten.polygamma.default', 'args': [{'int': -1}, {'ref': 'x'}], "
+                    "'out': {" F32("[2]") "}}", "{'ref': 'p', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'p' (aten.polygamma.default): polygamma(n, x) does not support negative n");
+  CHECK_ERR(fx_load(&f, X2, "", "{'id': 'm', 'op': 'aten.mvlgamma.default', 'args': [{'ref': 'x'}, {'int': 0}], "
+                    "'out': {" F32("[2]") "}}", "{'ref': 'm', " F32("[2]") "}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'm' (aten.mvlgamma.default): p has to be greater than or equal to 1");
+  CHECK_ERR(fx_load(&f, i2, "", "{'id': 'fr', 'op': 'aten.frexp.Tensor', 'args': [{'ref': 'i'}], 'out': "
+                    "[{'shape': [2], 'dtype': 'i64'}, {'shape': [2], 'dtype': 'i32'}]}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'fr' (aten.frexp.Tensor): torch.frexp() only supports floating-point");
+}
+
 TEST(recorded_shape_mismatch) {
   fixture f;
   CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[3]"), "{'ref': 'r', " F32("[3]") "}", NULL, 0),
@@ -766,5 +792,6 @@ TEST(duplicate_ids) {
 TEST_MAIN(linear, addmm, grouped_mm_fallback, matmul_vectors, conv2d, conv2d_same_unbatched, constant_pad_nd,
           split_with_sizes_getitem, select_negative_index, slice_negative_start_step, narrow_bounds,
           cat_promotes, index_tensor, masked_fill_neg_inf, div_rounding_modes, where_scalar_branch,
-          sum_empty_dim_list, constant_outputs, unsupported_ops_in_one_report, recorded_shape_mismatch,
+          sum_empty_dim_list, constant_outputs, unsupported_ops_in_one_report, special_refusals,
+          recorded_shape_mismatch,
           weight_errors, reference_errors, getitem_errors, duplicate_ids)

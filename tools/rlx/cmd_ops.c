@@ -35,7 +35,12 @@ int cmd_ops(int argc, char **argv) {
          "    (torch's _grouped_mm leaves them unset)\n"
          "  - histc counts are exact; torch adds f16/bf16 counts in that dtype, which stops counting\n"
          "    past 2048 (f16) or 256 (bf16) per thread in one bin\n"
-         "  - random ops (rand, randn, randperm, dropout in training) are not supported\n");
+         "  - random ops (rand, randn, randperm, dropout in training) are not supported\n"
+         "  - special functions (lgamma, digamma, polygamma, igamma, erfcx, ndtr, the Bessel family)\n"
+         "    compute in double: where torch's own evaluation loses accuracy (ndtr's left tail,\n"
+         "    igamma/igammac, digamma near its roots, torch's float64 J/Y above x = 5) rlx returns the\n"
+         "    function's value; torch's edge values and its float-only argument rounding are kept\n"
+         "  - mvlgamma takes orders p up to 2^20, polygamma orders n up to 2^53\n");
   free(names);
   return 0;
 }

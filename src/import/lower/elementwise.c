@@ -34,6 +34,11 @@ static const binary_map binaries[] = {
     {"eq", RLX_BINARY_EQ},            {"ne", RLX_BINARY_NE},
     {"lt", RLX_BINARY_LT},            {"le", RLX_BINARY_LE},
     {"gt", RLX_BINARY_GT},            {"ge", RLX_BINARY_GE},
+    {"xlogy", RLX_BINARY_XLOGY},      {"special_xlogy", RLX_BINARY_XLOGY},
+    {"special_xlog1py", RLX_BINARY_XLOG1PY}, {"special_zeta", RLX_BINARY_ZETA},
+    {"igamma", RLX_BINARY_IGAMMA},    {"special_gammainc", RLX_BINARY_IGAMMA},
+    {"igammac", RLX_BINARY_IGAMMAC},  {"special_gammaincc", RLX_BINARY_IGAMMAC},
+    {"nextafter", RLX_BINARY_NEXTAFTER}, {"gcd", RLX_BINARY_GCD}, {"lcm", RLX_BINARY_LCM},
 };
 
 /* Makes operand `a` (argument `what`) a tensor of dtype t: casts a tensor,
@@ -74,8 +79,15 @@ rlx_status rlx_lower_binary(rlx_lower *lw, const rlx_aten_node *n) {
   }
   rlx_dtype ct = lw_result_type(ops, 2);
   if (k == RLX_BINARY_DIV && !rlx_dtype_is_float(ct)) ct = RLX_DTYPE_F32; /* true division */
-  if ((k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT || k == RLX_BINARY_COPYSIGN) && !rlx_dtype_is_float(ct))
+  if ((k == RLX_BINARY_ATAN2 || k == RLX_BINARY_HYPOT || k == RLX_BINARY_COPYSIGN || k == RLX_BINARY_XLOGY ||
+       k == RLX_BINARY_XLOG1PY || k == RLX_BINARY_ZETA) && !rlx_dtype_is_float(ct))
     ct = RLX_DTYPE_F32;
+  if ((k == RLX_BINARY_IGAMMA || k == RLX_BINARY_IGAMMAC || k == RLX_BINARY_NEXTAFTER) && !rlx_dtype_is_float(ct))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s is defined for floating-point inputs only (torch: not implemented "
+                   "for %s)", rlx_binary_names[k], rlx_dtype_name(ct));
+  if ((k == RLX_BINARY_GCD || k == RLX_BINARY_LCM) && (rlx_dtype_is_float(ct) || ct == RLX_DTYPE_BOOL))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s is defined for integer inputs only (torch: not implemented for %s)",
+                   rlx_binary_names[k], rlx_dtype_name(ct));
   if (k >= RLX_BINARY_LOGICAL_AND && k <= RLX_BINARY_LOGICAL_XOR) ct = RLX_DTYPE_BOOL;
   if (k == RLX_BINARY_POW && ct == RLX_DTYPE_BOOL) ct = RLX_DTYPE_I64;
 
@@ -146,6 +158,19 @@ static const unary_map unaries[] = {
     {"special_expm1", RLX_UNARY_EXPM1}, {"special_exp2", RLX_UNARY_EXP2}, {"special_log1p", RLX_UNARY_LOG1P},
     {"special_expit", RLX_UNARY_SIGMOID}, {"log_sigmoid", RLX_UNARY_LOGSIGMOID},
     {"positive", RLX_UNARY_COUNT},
+    {"lgamma", RLX_UNARY_LGAMMA}, {"special_gammaln", RLX_UNARY_LGAMMA}, {"digamma", RLX_UNARY_DIGAMMA},
+    {"special_digamma", RLX_UNARY_DIGAMMA}, {"special_psi", RLX_UNARY_DIGAMMA},
+    {"special_erfcx", RLX_UNARY_ERFCX}, {"special_ndtr", RLX_UNARY_NDTR}, {"special_log_ndtr", RLX_UNARY_LOG_NDTR},
+    {"special_ndtri", RLX_UNARY_NDTRI}, {"i0", RLX_UNARY_I0}, {"special_i0", RLX_UNARY_I0},
+    {"special_modified_bessel_i0", RLX_UNARY_I0}, {"special_i0e", RLX_UNARY_I0E}, {"special_i1", RLX_UNARY_I1},
+    {"special_modified_bessel_i1", RLX_UNARY_I1}, {"special_i1e", RLX_UNARY_I1E},
+    {"special_bessel_j0", RLX_UNARY_BESSEL_J0}, {"special_bessel_j1", RLX_UNARY_BESSEL_J1},
+    {"special_bessel_y0", RLX_UNARY_BESSEL_Y0}, {"special_bessel_y1", RLX_UNARY_BESSEL_Y1},
+    {"special_modified_bessel_k0", RLX_UNARY_BESSEL_K0}, {"special_modified_bessel_k1", RLX_UNARY_BESSEL_K1},
+    {"special_scaled_modified_bessel_k0", RLX_UNARY_BESSEL_K0E},
+    {"special_scaled_modified_bessel_k1", RLX_UNARY_BESSEL_K1E},
+    {"special_spherical_bessel_j0", RLX_UNARY_SPHERICAL_J0}, {"special_entr", RLX_UNARY_ENTR},
+    {"sinc", RLX_UNARY_SINC}, {"special_sinc", RLX_UNARY_SINC}, {"angle", RLX_UNARY_ANGLE},
 };
 
 static double dtype_max(rlx_dtype t) {
