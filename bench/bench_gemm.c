@@ -1,7 +1,10 @@
 /*
  * bench_gemm.c — rlx's sgemm against OpenBLAS (when built with it) on the
  * same matrices in the same run (rlx's repetitions, then OpenBLAS's, per
- * shape); prints median GFLOP/s and ratios.
+ * shape); prints median GFLOP/s, ratios, and each as a fraction of the FMA
+ * peak measured first on the same threads (12 independent FMA chains per
+ * thread, the widest vectors the CPU has: the peak of this machine as it is
+ * now, not its data sheet's — a VM may run 512-bit FMAs at half rate).
  *
  *   bench_gemm [threads]     (OpenBLAS threads follow OPENBLAS_NUM_THREADS)
  */
@@ -21,6 +24,65 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+__attribute__((target("avx512f,fma"))) static float fma_loop512(long n) {
+  __m512 a[12], x = _mm512_set1_ps(0.9999f), y = _mm512_set1_ps(1e-5f);
+  for (int i = 0; i < 12; i++) a[i] = _mm512_set1_ps((float)i * 1e-3f);
+  for (long k = 0; k < n; k++)
+    for (int i = 0; i < 12; i++) a[i] = _mm512_fmadd_ps(a[i], x, y);
+  float s = 0;
+  for (int i = 0; i < 12; i++) s += _mm512_reduce_add_ps(a[i]);
+  return s;
+}
+__attribute__((target("avx2,fma"))) static float fma_loop256(long n) {
+  __m256 a[12], x = _mm256_set1_ps(0.9999f), y = _mm256_set1_ps(1e-5f);
+  for (int i = 0; i < 12; i++) a[i] = _mm256_set1_ps((float)i * 1e-3f);
+  for (long k = 0; k < n; k++)
+    for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], x, y);
+  float s = 0, t[8];
+  for (int i = 0; i < 12; i++) {
+    _mm256_storeu_ps(t, a[i]);
+    s += t[0];
+  }
+  return s;
+}
+#endif
+
+#define PEAK_ITERS 20000000L
+static volatile float sink;
+static void peak_task(void *ctx, int64_t t, int worker) {
+  (void)t, (void)worker;
+  int wide = *(const int *)ctx;
+#if defined(__x86_64__) && defined(__GNUC__)
+  sink = wide == 16 ? fma_loop512(PEAK_ITERS) : fma_loop256(PEAK_ITERS);
+#else
+  (void)wide;
+#endif
+}
+
+/* GFLOP/s of FMAs on every thread of the pool at once (0: not measurable). */
+static double fma_peak(rlx_threadpool *tp, int *lanes) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  int wide = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 0;
+  *lanes = wide;
+  if (!wide) return 0;
+  int threads = rlx_threadpool_size(tp);
+  double best = 0;
+  for (int r = 0; r < 3; r++) {
+    double t0 = now();
+    rlx_parallel_for(tp, threads, peak_task, &wide);
+    double gf = 2.0 * wide * 12.0 * (double)PEAK_ITERS * threads / (now() - t0) * 1e-9;
+    if (gf > best) best = gf;
+  }
+  return best;
+#else
+  *lanes = 0;
+  (void)tp;
+  return 0;
+#endif
+}
+
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -31,6 +93,9 @@ int main(int argc, char **argv) {
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp)) return 1;
   printf("rlx sgemm microkernel: %s, %d threads\n", rlx_sgemm_active()->name, rlx_threadpool_size(tp));
+  int lanes;
+  double peak = fma_peak(tp, &lanes);
+  if (peak > 0) printf("FMA peak measured on these threads (%d-lane vectors): %.1f GFLOP/s\n", lanes, peak);
   int64_t shapes[][4] = {{1024, 1024, 1024, 0}, {64, 3136, 576, 0}, {512, 49, 4608, 0}, {128, 768, 768, 1},
                          {8, 3072, 768, 1}, {197, 2304, 768, 1}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -65,6 +130,7 @@ int main(int argc, char **argv) {
     double gf = 2.0 * (double)(M * N * K) * 1e-9;
     printf("M=%5lld N=%5lld K=%5lld %s  rlx %7.1f GFLOP/s", (long long)M, (long long)N, (long long)K,
            tb ? "B^T" : "B  ", gf / tr[reps / 2]);
+    if (peak > 0) printf(" (%3.0f%% of peak, best %3.0f%%)", 100 * gf / tr[reps / 2] / peak, 100 * gf / tr[0] / peak);
     if (to[reps / 2] > 0) printf("  openblas %7.1f GFLOP/s  rlx/openblas %.2fx", gf / to[reps / 2], to[reps / 2] / tr[reps / 2]);
     printf("\n");
     free(A), free(B), free(C), free(scratch);
