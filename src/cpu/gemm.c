@@ -284,12 +284,15 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
   int threads = rlx_threadpool_size(tp);
   j.mtiles = (M + MC - 1) / MC;
   /* Per-task K loops (one region per column block) when B is prepacked, or
-   * when A has few row blocks: each task then packs its own B panels, a
-   * duplication of at most 4 (the row blocks), cheap next to the product;
-   * each worker's panels take a share of the B block's scratch. Otherwise
-   * (a tall A) B is packed once per K block, shared, two regions each. */
+   * when A has one row block, or few and B few columns (a conv on a 7x7
+   * image): each task then packs its own B panels into its worker's share
+   * of the B block's scratch. Otherwise B is packed once per K block,
+   * shared, two regions each. */
   int64_t max_chunk = NC / isa->nr / threads;
-  bool per_task = prepacked || (j.mtiles <= 4 && max_chunk >= 1);
+  /* per task, (mtiles - 1) * K * N more elements are packed (about half a
+   * nanosecond each, over the threads); shared, each K block costs two
+   * barriers (a few microseconds): per task when that trade wins */
+  bool per_task = prepacked || (max_chunk >= 1 && (j.mtiles == 1 || (j.mtiles <= 4 && (j.mtiles - 1) * N <= 80 * threads)));
   j.b_buf_bytes = (size_t)RLX_MAX(max_chunk, 1) * KC * (size_t)isa->nr * sizeof(float);
   for (j.j0 = 0; j.j0 < N; j.j0 += NC) {
     j.nc = RLX_MIN(NC, N - j.j0);
