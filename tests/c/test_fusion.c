@@ -16,6 +16,7 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#include "graph_run.h"
 #include "test.h"
 
 static unsigned rng = 4242;
@@ -49,42 +50,6 @@ static int32_t bin(rlx_graph *g, const char *label, rlx_binary_kind k, int32_t a
   return rlx_graph_add1(g, RLX_OP_BINARY, &q, (int32_t[]){a, b}, 2, label, NULL);
 }
 #define U(k) ((rlx_unary_params){.kind = RLX_UNARY_##k})
-
-/* Runs graph g on the inputs (one buffer per graph input) with reference
- * kernels (threads 0) or the fast kernels rlx picks; returns the outputs'
- * buffers (malloc'ed, one per graph output). kernels: the names, per node. */
-static float **run(const rlx_graph *g, float **inputs, int threads, const char **kernels) {
-  void **buf = calloc((size_t)g->n_values, sizeof *buf);
-  for (int i = 0; i < g->n_inputs; i++) buf[g->inputs[i]] = inputs[i];
-  rlx_threadpool *tp = NULL;
-  if (threads) CHECK_OK(rlx_threadpool_create(threads, &tp));
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const rlx_node *n = &g->nodes[i];
-    rlx_tensor_view in[RLX_FUSED_MAX_IN + 4] = {0}, out = rlx_value_view(&g->values[n->out[0]]);
-    for (int k = 0; k < n->n_in; k++) {
-      const rlx_value *v = &g->values[n->in[k]];
-      in[k] = rlx_value_view(v);
-      in[k].data = v->kind == RLX_VALUE_NODE || v->kind == RLX_VALUE_INPUT ? buf[n->in[k]] : (void *)v->data;
-    }
-    out.data = buf[n->out[0]] = malloc(rlx_value_nbytes(&g->values[n->out[0]]) + 4);
-    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
-    if (threads) CHECK_OK(rlx_cpu_select(g, NULL, i, threads, &k));
-    if (kernels) kernels[i] = k.name;
-    rlx_exec x = {.tp = tp};
-    CHECK_OK(k.run(n, in, &out, &x));
-  }
-  float **outs = calloc((size_t)g->n_outputs, sizeof *outs);
-  for (int i = 0; i < g->n_outputs; i++) {
-    size_t bytes = rlx_value_nbytes(&g->values[g->outputs[i]]);
-    outs[i] = malloc(bytes + 4);
-    memcpy(outs[i], buf[g->outputs[i]], bytes);
-  }
-  for (int32_t v = 0; v < g->n_values; v++)
-    if (g->values[v].kind == RLX_VALUE_NODE) free(buf[v]);
-  free(buf);
-  rlx_threadpool_destroy(tp);
-  return outs;
-}
 
 /* Bit-identical, NaN matching NaN. */
 static bool same(const float *a, const float *b, int64_t n, const char *what) {
@@ -128,7 +93,7 @@ static void check_case(rlx_graph *g, int fused, int steps, int left) {
   }
   for (int threads = 0; threads <= 3; threads++) {
     const char *names[64] = {0};
-    float **a = run(g, inputs, threads, NULL), **b = run(&f, inputs, threads, names);
+    float **a = graph_run(g, inputs, threads, NULL), **b = graph_run(&f, inputs, threads, names);
     for (int i = 0; i < g->n_outputs; i++) {
       CHECK(same(a[i], b[i], rlx_shape_numel(&g->values[g->outputs[i]].shape), threads ? "fast" : "reference"));
       free(a[i]), free(b[i]);

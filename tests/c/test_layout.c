@@ -21,6 +21,7 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#include "graph_run.h"
 #include "test.h"
 
 static unsigned rng = 777;
@@ -58,46 +59,6 @@ static int32_t un(rlx_graph *g, const char *label, rlx_unary_kind k, int32_t x) 
 static int32_t bin(rlx_graph *g, const char *label, rlx_binary_kind k, int32_t a, int32_t b) {
   rlx_params q = {.binary = {.kind = k}};
   return rlx_graph_add1(g, RLX_OP_BINARY, &q, (int32_t[]){a, b}, 2, label, NULL);
-}
-
-/* Runs g on inputs (one per graph input): reference kernels (threads 0) or
- * the fast ones; outputs malloc'ed; kernels[i]: node i's kernel. */
-static float **run(const rlx_graph *g, float **inputs, int threads, const char **kernels) {
-  void **buf = calloc((size_t)g->n_values, sizeof *buf);
-  for (int i = 0; i < g->n_inputs; i++) buf[g->inputs[i]] = inputs[i];
-  rlx_threadpool *tp = NULL;
-  if (threads) CHECK_OK(rlx_threadpool_create(threads, &tp));
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const rlx_node *n = &g->nodes[i];
-    rlx_tensor_view in[16] = {0}, out = rlx_value_view(&g->values[n->out[0]]);
-    for (int k = 0; k < n->n_in && k < 16; k++) {
-      if (n->in[k] < 0) continue;
-      const rlx_value *v = &g->values[n->in[k]];
-      in[k] = rlx_value_view(v);
-      in[k].data = v->kind == RLX_VALUE_NODE || v->kind == RLX_VALUE_INPUT ? buf[n->in[k]] : (void *)v->data;
-    }
-    out.data = buf[n->out[0]] = malloc(rlx_value_nbytes(&g->values[n->out[0]]) + 4);
-    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
-    const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
-    k.scratch = vt->scratch ? vt->scratch(g, n) : 0;
-    if (threads) CHECK_OK(rlx_cpu_select(g, NULL, i, threads, &k));
-    if (kernels) kernels[i] = k.name;
-    rlx_exec x = {.tp = tp, .packed = k.packed, .scratch = k.scratch ? rlx_aligned_alloc(k.scratch) : NULL};
-    CHECK_OK(k.run(n, in, &out, &x));
-    rlx_aligned_free(x.scratch);
-    rlx_aligned_free(k.packed);
-  }
-  float **outs = calloc((size_t)g->n_outputs, sizeof *outs);
-  for (int i = 0; i < g->n_outputs; i++) {
-    size_t bytes = rlx_value_nbytes(&g->values[g->outputs[i]]);
-    outs[i] = malloc(bytes + 4);
-    memcpy(outs[i], buf[g->outputs[i]], bytes);
-  }
-  for (int32_t v = 0; v < g->n_values; v++)
-    if (g->values[v].kind == RLX_VALUE_NODE) free(buf[v]);
-  free(buf);
-  rlx_threadpool_destroy(tp);
-  return outs;
 }
 
 static bool close_to(const float *ref, const float *got, int64_t n, double tol, const char *what) {
@@ -152,10 +113,10 @@ static void check_case(rlx_graph *g, int convs, int perms, bool nan) {
       if (nan && e % 97 == 13) inputs[i][e] = e % 3 == 0 ? NAN : e % 3 == 1 ? INFINITY : -INFINITY;
     }
   }
-  float **ref = run(g, inputs, 0, NULL);
+  float **ref = graph_run(g, inputs, 0, NULL);
   for (int threads = 0; threads <= 3; threads++) {
     const char *names[256] = {0};
-    float **b = run(&f, inputs, threads, names);
+    float **b = graph_run(&f, inputs, threads, names);
     for (int i = 0; i < g->n_outputs; i++)
       CHECK(close_to(ref[i], b[i], rlx_shape_numel(&g->values[g->outputs[i]].shape), threads ? 2e-4 : 0,
                      threads ? "fast" : "reference"));
@@ -329,7 +290,7 @@ TEST(transpose) {
       int64_t n = rlx_shape_numel(&xs);
       float *in = malloc(sizeof(float) * (size_t)(n ? n : 1));
       for (int64_t e = 0; e < n; e++) in[e] = (float)e;
-      float **a = run(&g, &in, 0, NULL), **b = run(&g, &in, 2, NULL);
+      float **a = graph_run(&g, &in, 0, NULL), **b = graph_run(&g, &in, 2, NULL);
       CHECK(close_to(a[0], b[0], n, 0, "permute"));
       free(a[0]), free(b[0]), free(a), free(b), free(in);
       rlx_graph_free(&g);

@@ -15,6 +15,7 @@
 #include "cpu/select.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#include "graph_run.h"
 #include "test.h"
 
 static int32_t scalar(rlx_graph *g, float v) {
@@ -35,33 +36,10 @@ static rlx_unary_params clampp(double lo, double hi) { return (rlx_unary_params)
 
 /* Runs a one-input graph on x with the fast kernels (threads 1) or the references (0). */
 static void run(const rlx_graph *g, const float *x, float *y, int threads) {
-  void **buf = calloc((size_t)g->n_values, sizeof *buf);
-  buf[g->inputs[0]] = (void *)x;
-  rlx_threadpool *tp = NULL;
-  if (threads) CHECK_OK(rlx_threadpool_create(threads, &tp));
-  for (int32_t i = 0; i < g->n_nodes; i++) {
-    const rlx_node *n = &g->nodes[i];
-    rlx_tensor_view in[4] = {0}, out = rlx_value_view(&g->values[n->out[0]]);
-    for (int k = 0; k < n->n_in; k++) {
-      const rlx_value *v = &g->values[n->in[k]];
-      in[k] = rlx_value_view(v);
-      in[k].data = v->kind == RLX_VALUE_NODE || v->kind == RLX_VALUE_INPUT ? buf[n->in[k]] : (void *)v->data;
-    }
-    out.data = buf[n->out[0]] = malloc(rlx_value_nbytes(&g->values[n->out[0]]));
-    rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
-    const rlx_op_vtable *vt = rlx_op_table[n->op].vt;
-    k.scratch = vt->scratch ? vt->scratch(g, n) : 0;
-    if (threads) CHECK_OK(rlx_cpu_select(g, NULL, i, threads, &k));
-    rlx_exec e = {.tp = tp, .packed = k.packed, .scratch = k.scratch ? rlx_aligned_alloc(k.scratch) : NULL};
-    CHECK_OK(k.run(n, in, &out, &e));
-    rlx_aligned_free(e.scratch);
-    rlx_aligned_free(k.packed);
-  }
-  memcpy(y, buf[g->outputs[0]], rlx_value_nbytes(&g->values[g->outputs[0]]));
-  for (int32_t v = 0; v < g->n_values; v++)
-    if (g->values[v].kind == RLX_VALUE_NODE) free(buf[v]);
-  free(buf);
-  rlx_threadpool_destroy(tp);
+  float *in[1] = {(float *)x};
+  float **o = graph_run(g, in, threads, NULL);
+  memcpy(y, o[0], rlx_value_nbytes(&g->values[g->outputs[0]]));
+  free(o[0]), free(o);
 }
 
 /* form: which spelling of the clamp (0: clamp(0, 6), 1: min then max, 2: max
