@@ -5,7 +5,8 @@
  * of `threads`, each node given the scratch and the packed weights its
  * kernel asks for. Inputs: one buffer per graph input, in order; returns
  * one malloc'ed buffer per graph output (free each, then the array);
- * kernels[i], when given, receives node i's kernel name.
+ * kernels[i], when given, receives node i's kernel name. graph_count_op
+ * counts a graph's nodes of one op.
  */
 #ifndef RLX_TEST_GRAPH_RUN_H
 #define RLX_TEST_GRAPH_RUN_H
@@ -56,6 +57,13 @@ static inline float **graph_run(const rlx_graph *g, float *const *inputs, int th
   free(buf);
   rlx_threadpool_destroy(tp);
   return outs;
+}
+
+/* How many nodes of g run op. */
+static inline int graph_count_op(const rlx_graph *g, rlx_op op) {
+  int c = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
+  return c;
 }
 
 #endif

@@ -61,12 +61,6 @@ static bool same(const float *a, const float *b, int64_t n, const char *what) {
   return true;
 }
 
-static int count_op(const rlx_graph *g, rlx_op op) {
-  int c = 0;
-  for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
-  return c;
-}
-
 /* Fuses g (a clone of it) and checks: `fused` fused nodes with `steps`
  * steps in all, `left` nodes in the fused graph, the same outputs. */
 static void check_case(rlx_graph *g, int fused, int steps, int left) {
@@ -79,11 +73,11 @@ static void check_case(rlx_graph *g, int fused, int steps, int left) {
   int nsteps = 0;
   for (int32_t i = 0; i < f.n_nodes; i++)
     if (f.nodes[i].op == RLX_OP_FUSED) nsteps += f.nodes[i].p.fused.n_steps;
-  CHECK(count_op(&f, RLX_OP_FUSED) == fused);
+  CHECK(graph_count_op(&f, RLX_OP_FUSED) == fused);
   CHECK(nsteps == steps);
   CHECK(f.n_nodes == left);
-  if (count_op(&f, RLX_OP_FUSED) != fused || nsteps != steps || f.n_nodes != left)
-    fprintf(stderr, "  [%s] %d fused nodes, %d steps, %d nodes\n", rlx_test_current, count_op(&f, RLX_OP_FUSED),
+  if (graph_count_op(&f, RLX_OP_FUSED) != fused || nsteps != steps || f.n_nodes != left)
+    fprintf(stderr, "  [%s] %d fused nodes, %d steps, %d nodes\n", rlx_test_current, graph_count_op(&f, RLX_OP_FUSED),
             nsteps, (int)f.n_nodes);
   float *inputs[16];
   for (int i = 0; i < g->n_inputs; i++) {
@@ -267,7 +261,7 @@ TEST(mvlgamma_not_fused) {
   CHECK_OK(rlx_pass_fuse_eltwise(&f));
   CHECK_OK(rlx_pass_dce(&f));
   CHECK_OK(rlx_graph_verify(&f, "fuse_eltwise"));
-  CHECK(count_op(&f, RLX_OP_FUSED) == 2 && f.n_nodes == 3);
+  CHECK(graph_count_op(&f, RLX_OP_FUSED) == 2 && f.n_nodes == 3);
   for (int32_t i = 0; i < f.n_nodes; i++)
     if (f.nodes[i].op == RLX_OP_UNARY) CHECK(f.nodes[i].p.unary.kind == RLX_UNARY_MVLGAMMA);
   rlx_graph_free(&f);

@@ -72,12 +72,6 @@ static bool close_to(const float *ref, const float *got, int64_t n, double tol, 
   return true;
 }
 
-static int count_op(const rlx_graph *g, rlx_op op) {
-  int c = 0;
-  for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
-  return c;
-}
-
 static int count_channels_last(const rlx_graph *g) {
   int c = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == RLX_OP_CONV && g->nodes[i].p.conv.channels_last;
@@ -90,13 +84,13 @@ static int count_channels_last(const rlx_graph *g) {
 static void check_case(rlx_graph *g, int convs, int perms, bool nan) {
   rlx_graph f;
   CHECK_OK(rlx_graph_clone(g, &f));
-  int perms_before = count_op(g, RLX_OP_PERMUTE);
+  int perms_before = graph_count_op(g, RLX_OP_PERMUTE);
   CHECK_OK(rlx_pass_layout(&f));
   CHECK_OK(rlx_graph_verify(&f, "layout"));
   CHECK_OK(rlx_pass_fold(&f));
   CHECK_OK(rlx_pass_dce(&f));
   CHECK_OK(rlx_graph_verify(&f, "dce"));
-  int got_convs = count_channels_last(&f), got_perms = count_op(&f, RLX_OP_PERMUTE) - perms_before;
+  int got_convs = count_channels_last(&f), got_perms = graph_count_op(&f, RLX_OP_PERMUTE) - perms_before;
   CHECK(got_convs == convs);
   CHECK(got_perms == perms);
   if (got_convs != convs || got_perms != perms) {
@@ -271,7 +265,7 @@ TEST(model_permutes) {
   CHECK_OK(rlx_graph_clone(&g, &f));
   CHECK_OK(rlx_pass_layout(&f));
   CHECK_OK(rlx_pass_dce(&f));
-  CHECK(count_op(&f, RLX_OP_PERMUTE) == 2);
+  CHECK(graph_count_op(&f, RLX_OP_PERMUTE) == 2);
   rlx_graph_free(&f);
   check_case(&g, 1, 0, true);
 }
