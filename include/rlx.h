@@ -176,6 +176,14 @@ RLX_API int rlx_model_output_count(const rlx_model *model);
 /* Fills *info_out for input/output `index`; RLX_ERR_INVALID_ARGUMENT if out of range. */
 RLX_API rlx_status rlx_model_input_info(const rlx_model *model, int index, rlx_io_info *info_out);
 RLX_API rlx_status rlx_model_output_info(const rlx_model *model, int index, rlx_io_info *info_out);
+/* Session state: buffers the program updates in place, as torch.export
+ * records a mutated buffer (a KV cache, a step counter). Each session owns
+ * its own copy, which starts at the exported initial value, and every run
+ * reads it and leaves the program's update in it (no whole copy where the
+ * update is a scatter into it). Not inputs or outputs: count and describe
+ * them here, read or write them with rlx_session_state. */
+RLX_API int rlx_model_state_count(const rlx_model *model);
+RLX_API rlx_status rlx_model_state_info(const rlx_model *model, int index, rlx_io_info *info_out);
 /* The model's shape symbols (0 for a static model). */
 RLX_API int rlx_model_symbol_count(const rlx_model *model);
 RLX_API rlx_status rlx_model_symbol_info(const rlx_model *model, int index,
@@ -253,6 +261,14 @@ RLX_API rlx_status rlx_session_bind_output(rlx_session *session, const char *nam
  * rlx_session_reshape), RLX_ERR_RUNTIME (a kernel rejected its data; the
  * message names the node). */
 RLX_API rlx_status rlx_session_run(rlx_session *session);
+
+/* Puts every state of the session back at its initial value (a new
+ * conversation). */
+RLX_API rlx_status rlx_session_reset_state(rlx_session *session);
+
+/* State `index` as a view of the session's own memory, valid as long as
+ * the session: read it, or write it between runs (restore a saved cache). */
+RLX_API rlx_status rlx_session_state(rlx_session *session, int index, rlx_tensor_view *view_out);
 
 /* Output `index` as a view into session memory with its shape at the current
  * binding (after a run: that run's output), valid until the next run or

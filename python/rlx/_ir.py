@@ -262,6 +262,10 @@ class GraphIO:
     """What the placeholders of an ExportedProgram are."""
     user_inputs: list[torch.fx.Node] = field(default_factory=list)  # in placeholder order
     weights: list[Weight] = field(default_factory=list)
+    # mutated buffers (BUFFER_MUTATION): session state; Weight.kind "state",
+    # and update_of[placeholder name] is the node whose value the buffer takes
+    states: list[Weight] = field(default_factory=list)
+    update_of: dict[str, str] = field(default_factory=dict)
     # placeholder name -> ("user", index into the flat user inputs) or ("weight", Weight)
     by_name: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
@@ -292,6 +296,8 @@ def classify_placeholders(ep) -> GraphIO:
     buffers = dict(sig.inputs_to_buffers)
     consts = dict(sig.inputs_to_lifted_tensor_constants)
     custom = dict(getattr(sig, "inputs_to_lifted_custom_objs", {}) or {})
+    # buffer name -> the output node that holds its new value
+    mutated = {buf: out for out, buf in dict(getattr(sig, "buffers_to_mutate", {}) or {}).items()}
     io = GraphIO()
     for node in ep.graph.nodes:
         if node.op == "placeholder":
@@ -307,7 +313,12 @@ def classify_placeholders(ep) -> GraphIO:
                 kind, key = "buffer", buffers[name]
             elif name in consts:
                 kind, key = "const", consts[name]
-            if kind is not None:
+            if kind == "buffer" and key in mutated:
+                w = Weight(name, key, "state", _lookup_tensor(ep, key, f"state '{name}'"))
+                io.states.append(w)
+                io.update_of[name] = mutated[key]
+                io.by_name[name] = ("weight", w)
+            elif kind is not None:
                 w = Weight(name, key, kind, _lookup_tensor(ep, key, f"weight '{name}'"))
                 io.weights.append(w)
                 io.by_name[name] = ("weight", w)
@@ -343,10 +354,12 @@ def flat_outputs(ep) -> list[Any]:
 
 
 def dropped_outputs(ep) -> list[str]:
-    """Names of non-user outputs (buffer/input mutations) that flat_outputs drops."""
+    """Names of non-user outputs (input mutations) that flat_outputs drops and
+    no state keeps."""
     from torch.export.graph_signature import OutputKind
+    # buffer mutations are not dropped: they become the program's state
     return [f"{s.kind.name.lower()}:{s.target}" for s in ep.graph_signature.output_specs
-            if s.kind != OutputKind.USER_OUTPUT]
+            if s.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION)]
 
 
 # --------------------------------------------------------------------------
@@ -446,6 +459,11 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         ir["symbols"] = table.entries()
         ir["guards"] = _shapes.collect_guards(ep, table, notes)
     ir.update(inputs=inputs, weights=weights, nodes=nodes, outputs=outputs)
+    if io.states:  # docs/design.md, "State"
+        ir["state"] = [{"id": w.id, "key": w.key, "shape": list(w.tensor.shape),
+                        "dtype": dtype_token(w.tensor.dtype, f"state '{w.key}'"),
+                        "init": "zeros" if not w.tensor.any() else "weights",
+                        "update": io.update_of[w.id]} for w in io.states]
     if table.symbols:
         check_at_hints(ir)
     return ir

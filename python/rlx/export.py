@@ -334,7 +334,9 @@ def _write_round(ep, args, eager_out, out_dir: Path, *, model_name, decompositio
             ir["reference_bindings"] = entries
     paths = {"ir": out_dir / "torch-ir.json", "weights": out_dir / "weights.safetensors"}
     paths["ir"].write_text(_ir.dumps(ir))
-    _save({w.key: w.tensor for w in io.weights}, paths["weights"])
+    # states start at zeros unless the file holds their initial value
+    _save({w.key: w.tensor for w in io.weights + [s for s in io.states if s.tensor.any()]},
+          paths["weights"])
 
     if write_reference:
         ref = {}

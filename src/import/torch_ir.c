@@ -296,6 +296,41 @@ static rlx_status parse_weights(parser *p, const cJSON *arr) {
   return RLX_OK;
 }
 
+/* "state": [{"id", "key", "shape", "dtype", "init": "zeros" | "weights", "update": "<node id>"}] */
+static rlx_status parse_states(parser *p, const cJSON *arr) {
+  rlx_torch_ir *ir = p->ir;
+  if (!arr) return RLX_OK;
+  if (!cJSON_IsArray(arr)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'state' must be an array", p->path);
+  ir->n_states = cJSON_GetArraySize(arr);
+  ir->states = rlx_pool_alloc(&ir->pool, sizeof(rlx_ir_state) * (size_t)(ir->n_states + 1));
+  if (!ir->states) return oom();
+  int i = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, arr) {
+    rlx_ir_state *w = &ir->states[i];
+    snprintf(p->where, sizeof p->where, "%s: state[%d]", p->path, i);
+    if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
+    const char *s, *init;
+    rlx_status st;
+    if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, &w->id)) ||
+        (st = rlx_json_str(e, "key", p->where, &s)) || (st = dup_str(p, s, &w->key)) ||
+        (st = rlx_json_str(e, "update", p->where, &s)) || (st = dup_str(p, s, &w->update)) ||
+        (st = rlx_json_str(e, "init", p->where, &init)))
+      return st;
+    if (strcmp(init, "zeros") && strcmp(init, "weights"))
+      return rlx_errorf(RLX_ERR_FORMAT, "%s ('%s'): 'init' is '%.64s'; expected \"zeros\" or \"weights\"", p->where,
+                        w->key, init);
+    w->init_zeros = !strcmp(init, "zeros");
+    char ws[800];
+    snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, w->key);
+    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, &w->shape)) ||
+        (st = rlx_json_dtype(e, "dtype", p->where, &w->dtype)))
+      return st;
+    i++;
+  }
+  return RLX_OK;
+}
+
 static rlx_status parse_outputs(parser *p, const cJSON *arr) {
   rlx_torch_ir *ir = p->ir;
   ir->n_outputs = cJSON_GetArraySize(arr);
@@ -443,7 +478,8 @@ rlx_status rlx_torch_ir_parse(const char *text, size_t len, const char *path, rl
     goto done;
   }
   if ((st = parse_guards(&p, cJSON_GetObjectItemCaseSensitive(root, "guards")))) goto done;
-  if ((st = parse_inputs(&p, ins)) || (st = parse_weights(&p, ws)) || (st = parse_outputs(&p, outs)))
+  if ((st = parse_inputs(&p, ins)) || (st = parse_weights(&p, ws)) || (st = parse_outputs(&p, outs)) ||
+      (st = parse_states(&p, cJSON_GetObjectItemCaseSensitive(root, "state"))))
     goto done;
   ir->n_nodes = cJSON_GetArraySize(nodes);
   ir->nodes = rlx_pool_alloc(&ir->pool, sizeof(rlx_aten_node) * (size_t)(ir->n_nodes + 1));

@@ -102,6 +102,17 @@ typedef struct rlx_ir_weight {
   rlx_shape shape;
 } rlx_ir_weight;
 
+/* A mutated buffer (torch.export's BUFFER_MUTATION): session state that
+ * starts at its initial value and is replaced by node `update`'s value
+ * after each run (docs/design.md, "State"). */
+typedef struct rlx_ir_state {
+  const char *id, *key; /* placeholder name, buffer name */
+  rlx_dtype dtype;
+  rlx_shape shape;
+  bool init_zeros;      /* true: starts at zeros; false: at weights.safetensors[key] */
+  const char *update;   /* the FX node whose value the state takes after a run */
+} rlx_ir_state;
+
 typedef struct rlx_ir_output {
   bool is_const;
   const char *ref; /* !is_const */
@@ -130,6 +141,8 @@ typedef struct rlx_torch_ir {
   int32_t n_nodes;
   rlx_ir_output *outputs;
   int32_t n_outputs;
+  rlx_ir_state *states; /* "state" (absent: none) */
+  int32_t n_states;
 } rlx_torch_ir;
 
 /* Parses torch-ir.json text. `path` is only used in messages. On error the

@@ -16,6 +16,7 @@ void rlx_graph_free(rlx_graph *g) {
   rlx_free(g->nodes);
   rlx_free(g->inputs);
   rlx_free(g->outputs);
+  rlx_free(g->states);
   rlx_free(g->fx_values);
   rlx_free(g->guards);
   rlx_symtab_free(&g->syms);
@@ -131,6 +132,18 @@ int32_t rlx_graph_add_input(rlx_graph *g, const char *name, rlx_dtype t, const r
   g->inputs[g->n_inputs++] = v;
   return v;
 }
+
+int32_t rlx_graph_add_state(rlx_graph *g, const char *name, rlx_dtype t, const rlx_shape *s, const void *init) {
+  int32_t v = new_value(g, RLX_VALUE_STATE, t, s, name); /* static shape: new_value refuses a symbolic one */
+  if (v < 0) return -1;
+  if (rlx_grow((void **)&g->states, &g->cap_states, g->n_states + 1, sizeof *g->states)) return -1;
+  g->values[v].data = init;
+  g->values[v].slot = g->n_states;
+  g->states[g->n_states++] = v;
+  return v;
+}
+
+rlx_status rlx_graph_add_state_update(rlx_graph *g, int32_t value) { return rlx_graph_add_output(g, value); }
 
 int32_t rlx_graph_add_weight(rlx_graph *g, const char *key, rlx_dtype t, const rlx_shape *s,
                              const void *data) {
@@ -280,7 +293,8 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
   if (rlx_grow((void **)&dst->values, &dst->cap_values, src->n_values, sizeof *dst->values) ||
       rlx_grow((void **)&dst->nodes, &dst->cap_nodes, src->n_nodes, sizeof *dst->nodes) ||
       rlx_grow((void **)&dst->inputs, &dst->cap_inputs, src->n_inputs, sizeof *dst->inputs) ||
-      rlx_grow((void **)&dst->outputs, &dst->cap_outputs, src->n_outputs, sizeof *dst->outputs))
+      rlx_grow((void **)&dst->outputs, &dst->cap_outputs, src->n_outputs, sizeof *dst->outputs) ||
+      rlx_grow((void **)&dst->states, &dst->cap_states, src->n_states, sizeof *dst->states))
     goto fail;
   for (int32_t i = 0; i < src->n_values; i++) {
     rlx_value v = src->values[i];
@@ -329,6 +343,8 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst) {
   dst->n_inputs = src->n_inputs;
   if (src->n_outputs) memcpy(dst->outputs, src->outputs, sizeof(int32_t) * (size_t)src->n_outputs);
   dst->n_outputs = src->n_outputs;
+  if (src->n_states) memcpy(dst->states, src->states, sizeof(int32_t) * (size_t)src->n_states);
+  dst->n_states = src->n_states;
   dst->prog = src->prog;
   if (src->n_fx_values) {
     if (!(dst->fx_values = rlx_malloc(sizeof(int32_t) * (size_t)src->n_fx_values))) goto oom;
@@ -411,6 +427,19 @@ rlx_status rlx_graph_verify(const rlx_graph *g, const char *stage) {
     if (g->outputs[i] < 0 || g->outputs[i] >= g->n_values)
       return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): graph output %d is invalid",
                         stage, i);
+  if (g->n_states < 0 || g->n_states > g->n_outputs)
+    return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): %d states but %d outputs", stage, g->n_states,
+                      g->n_outputs);
+  for (int32_t k = 0; k < g->n_states; k++) {
+    int32_t sv = g->states[k], uv = g->outputs[rlx_graph_user_outputs(g) + k];
+    if (sv < 0 || sv >= g->n_values || g->values[sv].kind != RLX_VALUE_STATE)
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): state %d is not a STATE value", stage, k);
+    const rlx_value *s = &g->values[sv], *u = &g->values[uv];
+    if (u->dtype != s->dtype || !rlx_shape_eq(&u->shape, &s->shape))
+      return rlx_errorf(RLX_ERR_INTERNAL, "IR verifier (after %s): state '%s' is %s %s but its update is %s %s",
+                        stage, s->name, rlx_dtype_name(s->dtype), rlx_shape_str(&s->shape, a, sizeof a),
+                        rlx_dtype_name(u->dtype), rlx_graph_shape_str(g, &u->shape, b, sizeof b));
+  }
   return RLX_OK;
 }
 

@@ -33,7 +33,9 @@ typedef enum rlx_value_kind {
   RLX_VALUE_INPUT,  /* a graph input, bound at run time */
   RLX_VALUE_WEIGHT, /* a parameter or buffer from weights.safetensors */
   RLX_VALUE_CONST,  /* a constant made by lowering or folding (owned) */
-  RLX_VALUE_NODE    /* the output of a node */
+  RLX_VALUE_NODE,   /* the output of a node */
+  RLX_VALUE_STATE   /* session state (a mutated buffer, a KV cache): memory each session owns, starting at
+                       `data` (NULL: zeros) and updated by every run from its update output (rlx_graph) */
 } rlx_value_kind;
 
 typedef struct rlx_value {
@@ -111,6 +113,13 @@ typedef struct rlx_graph {
   int32_t n_inputs, cap_inputs;
   int32_t *outputs; /* value ids of graph outputs, in order */
   int32_t n_outputs, cap_outputs;
+  /* Session state (docs/design.md, "State"): STATE value ids, in order. The
+   * last n_states graph outputs are their updates, in the same order: what
+   * each run leaves in the state (the user's outputs are the first
+   * n_outputs - n_states). Being outputs keeps the updates live through
+   * every pass. */
+  int32_t *states;
+  int32_t n_states, cap_states;
   void **owned; /* CONST data buffers to free */
   int32_t n_owned, cap_owned;
   /* The value each FX node of the source program was lowered to, by the
@@ -164,6 +173,15 @@ rlx_status rlx_graph_clone(const rlx_graph *src, rlx_graph *dst);
 
 /* Adds an INPUT value; returns its id or -1 (error set). */
 int32_t rlx_graph_add_input(rlx_graph *g, const char *name, rlx_dtype t, const rlx_shape *s);
+/* Adds a STATE value; `init` (borrowed, numel * size bytes) is its initial
+ * value, NULL for zeros. Its update is added later, with
+ * rlx_graph_add_state_update, after every user output. */
+int32_t rlx_graph_add_state(rlx_graph *g, const char *name, rlx_dtype t, const rlx_shape *s, const void *init);
+/* Appends state k's update (a value of the state's dtype and shape) as the
+ * next graph output; states are updated in order, after the user outputs. */
+rlx_status rlx_graph_add_state_update(rlx_graph *g, int32_t value);
+/* The graph outputs the user sees (the rest are state updates). */
+static inline int32_t rlx_graph_user_outputs(const rlx_graph *g) { return g->n_outputs - g->n_states; }
 /* Adds a WEIGHT value over borrowed bytes. */
 int32_t rlx_graph_add_weight(rlx_graph *g, const char *key, rlx_dtype t, const rlx_shape *s,
                              const void *data);

@@ -14,7 +14,7 @@ static const char *value_desc(const rlx_graph *g, int32_t v, char *buf, size_t c
   char s[256];
   rlx_graph_shape_str(g, &val->shape, s, sizeof s);
   const char *kind = val->kind == RLX_VALUE_INPUT ? "input " : val->kind == RLX_VALUE_WEIGHT ? "weight "
-                     : val->kind == RLX_VALUE_CONST ? "const " : "";
+                     : val->kind == RLX_VALUE_CONST ? "const " : val->kind == RLX_VALUE_STATE ? "state " : "";
   snprintf(buf, cap, "%s%s:%s%s", kind, val->name ? val->name : "?", rlx_dtype_name(val->dtype), s);
   return buf;
 }

@@ -229,7 +229,8 @@ static rlx_status index_put_ref(const rlx_node *n, const rlx_tensor_view *in, rl
   if (index_walk_init(&w, &in[0], &in[2], n->n_in - 2, n->p.index_put.indexed)) return RLX_ERR_INTERNAL;
   rlx_dtype t = in[0].dtype;
   size_t es = rlx_dtype_size(t);
-  memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
+  /* out == in[0]: a state updated in place (memplan.c); only the indexed elements are written */
+  if (out[0].data != in[0].data) memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
   rlx_shape vs = rlx_view_shape(&in[1]);
   int64_t vst[RLX_MAX_RANK];
   rlx_broadcast_strides(&vs, &w.rs, vst);

@@ -195,7 +195,8 @@ static rlx_status ss_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   (void)scratch;
   const rlx_slice_params *p = &n->p.slice;
   size_t es = rlx_dtype_size(in[0].dtype);
-  memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
+  /* out == in[0]: a state updated in place (memplan.c) */
+  if (out[0].data != in[0].data) memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
   int64_t outer = rlx_dims_prod(in[0].dims, 0, p->axis), inner = rlx_dims_prod(in[0].dims, p->axis + 1, in[0].rank);
   int64_t D = in[0].dims[p->axis], Ds = in[1].dims[p->axis];
   for (int64_t o = 0; o < outer; o++)

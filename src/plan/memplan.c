@@ -246,6 +246,23 @@ rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *n
     p->alias_of[n->out[0]] = root_of(p, n->in[0]);
     p->skip[i] = true;
   }
+  /* State updates in place (docs/design.md, "State"): an index_put or
+   * slice_scatter into the state that nothing else reads writes the state's
+   * own memory, so a run touches only the rows it updates and leaves no
+   * copy to make afterwards. Their kernels skip the initial copy when out
+   * aliases in[0]. */
+  for (int32_t k = 0; aliasing && k < g->n_states; k++) {
+    int32_t sv = g->states[k], u = g->outputs[rlx_graph_user_outputs(g) + k];
+    const rlx_value *uv = &g->values[u];
+    if (uv->kind != RLX_VALUE_NODE || uv->producer < 0 || p->alias_of[u] >= 0) continue;
+    const rlx_node *n = &g->nodes[uv->producer];
+    if ((n->op != RLX_OP_INDEX_PUT && n->op != RLX_OP_SLICE_SCATTER) || n->in[0] != sv) continue;
+    int32_t uses = 0;
+    for (int32_t i = 0; i < nn; i++)
+      for (int32_t j = 0; j < g->nodes[i].n_in; j++) uses += g->nodes[i].in[j] == sv;
+    for (int32_t i = 0; i < g->n_outputs; i++) uses += g->outputs[i] == sv;
+    if (uses == 1) p->alias_of[u] = sv;
+  }
   /* last use of every arena root (graph outputs: never released) */
   for (int32_t i = 0; i < nn; i++) {
     const rlx_node *n = &g->nodes[i];

@@ -226,6 +226,7 @@ static rlx_status concretize(const rlx_compiled *c, const rlx_bind_ws *w, rlx_in
   ig->n_values = g->n_values, ig->n_nodes = g->n_nodes;
   ig->inputs = g->inputs, ig->n_inputs = g->n_inputs;
   ig->outputs = g->outputs, ig->n_outputs = g->n_outputs;
+  ig->states = g->states, ig->n_states = g->n_states;
   ig->fx_values = g->fx_values, ig->n_fx_values = g->n_fx_values;
   memcpy(inst->syms, w->syms, sizeof(int64_t) * (size_t)g->syms.n_syms);
   char at[256], a[256], b[256];

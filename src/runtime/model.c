@@ -49,14 +49,14 @@ static rlx_status describe(rlx_model *m, const rlx_value *v, const char *name, c
 static rlx_status io_infos(rlx_model *m) {
   const rlx_graph *g = &m->graph;
   m->in_info = rlx_calloc((size_t)g->n_inputs + 1, sizeof *m->in_info);
-  m->out_info = rlx_calloc((size_t)g->n_outputs + 1, sizeof *m->out_info);
+  m->out_info = rlx_calloc((size_t)rlx_graph_user_outputs(g) + 1, sizeof *m->out_info);
   int64_t *h = rlx_symtab_hints(&g->syms);
   rlx_status st = m->in_info && m->out_info && h ? RLX_OK : rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory");
   for (int32_t i = 0; !st && i < g->n_inputs; i++) {
     const rlx_value *v = &g->values[g->inputs[i]];
     st = describe(m, v, v->name, h, &m->in_info[i]);
   }
-  for (int32_t i = 0; !st && i < g->n_outputs; i++) {
+  for (int32_t i = 0; !st && i < rlx_graph_user_outputs(g); i++) {
     st = describe(m, &g->values[g->outputs[i]], g->prog->output_names[i], h, &m->out_info[i]);
   }
   rlx_free(h);
@@ -129,7 +129,7 @@ void rlx_model_destroy(rlx_model *m) {
 }
 
 int rlx_model_input_count(const rlx_model *m) { return m ? m->graph.n_inputs : 0; }
-int rlx_model_output_count(const rlx_model *m) { return m ? m->graph.n_outputs : 0; }
+int rlx_model_output_count(const rlx_model *m) { return m ? rlx_graph_user_outputs(&m->graph) : 0; }
 
 rlx_status rlx_model_input_info(const rlx_model *m, int i, rlx_io_info *info) {
   if (!m || !info || !m->in_info || i < 0 || i >= m->graph.n_inputs)
@@ -139,9 +139,21 @@ rlx_status rlx_model_input_info(const rlx_model *m, int i, rlx_io_info *info) {
 }
 
 rlx_status rlx_model_output_info(const rlx_model *m, int i, rlx_io_info *info) {
-  if (!m || !info || !m->out_info || i < 0 || i >= m->graph.n_outputs)
+  if (!m || !info || !m->out_info || i < 0 || i >= rlx_graph_user_outputs(&m->graph))
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output index %d out of range", i);
   *info = m->out_info[i];
+  return RLX_OK;
+}
+
+int rlx_model_state_count(const rlx_model *m) { return m ? m->graph.n_states : 0; }
+
+rlx_status rlx_model_state_info(const rlx_model *m, int i, rlx_io_info *info) {
+  if (!m || !info || i < 0 || i >= m->graph.n_states)
+    return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "state index %d out of range", i);
+  const rlx_value *v = &m->graph.values[m->graph.states[i]];
+  memset(info, 0, sizeof *info);
+  info->name = v->name, info->dtype = v->dtype, info->rank = v->shape.rank;
+  for (int d = 0; d < v->shape.rank; d++) info->dims[d] = info->dim_min[d] = info->dim_max[d] = v->shape.dims[d];
   return RLX_OK;
 }
 
@@ -188,7 +200,8 @@ static rlx_status bound_plan(rlx_compiled *c, rlx_bind_ws *w) {
   if (st) return st;
   rlx_graph *bg = &b.g;
   *bg = (rlx_graph){.values = b.g.values, .nodes = b.g.nodes, .n_values = g->n_values, .n_nodes = g->n_nodes,
-                    .inputs = g->inputs, .n_inputs = g->n_inputs, .outputs = g->outputs, .n_outputs = g->n_outputs};
+                    .inputs = g->inputs, .n_inputs = g->n_inputs, .outputs = g->outputs, .n_outputs = g->n_outputs,
+                    .states = g->states, .n_states = g->n_states};
   memcpy(bg->values, g->values, sizeof(rlx_value) * (size_t)g->n_values);
   memcpy(bg->nodes, g->nodes, sizeof(rlx_node) * (size_t)g->n_nodes);
   for (int32_t v = 0; v < g->n_values; v++) {

@@ -170,6 +170,8 @@ struct rlx_session {
   const void **bound_in;     /* per graph input: caller data (NULL: unbound) */
   rlx_tensor_view *in_shape; /* per graph input: the shape of the view bound */
   rlx_tensor_view *bound_out;/* per graph output: caller buffer (data NULL: none) */
+  void *state;               /* the states' memory, one 64-byte-aligned block each (docs/design.md, "State") */
+  size_t state_size;
   rlx_instance *cur;         /* the binding runs use (NULL: none yet) */
   rlx_instance *cache;       /* dynamic: the plan cache */
   int n_cache;

@@ -35,7 +35,61 @@ void rlx_session_destroy(rlx_session *s) {
   rlx_free(s->bound_in);
   rlx_free(s->in_shape);
   rlx_free(s->bound_out);
+  rlx_aligned_free(s->state);
   rlx_free(s);
+}
+
+#define STATE_ALIGN 64
+
+static size_t state_block(const rlx_value *v) { return (rlx_value_nbytes(v) + STATE_ALIGN - 1) & ~(size_t)(STATE_ALIGN - 1); }
+
+/* The states' memory, each at its initial value; s->ptr of each state. */
+static rlx_status create_state(rlx_session *s) {
+  const rlx_graph *g = &s->c->graph;
+  size_t total = 0;
+  for (int32_t k = 0; k < g->n_states; k++) {
+    size_t b = state_block(&g->values[g->states[k]]);
+    if (total > SIZE_MAX / 2 - b) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "the session state overflows size_t");
+    total += b;
+  }
+  if (!g->n_states) return RLX_OK;
+  s->state = rlx_aligned_alloc(total ? total : STATE_ALIGN);
+  if (!s->state) {
+    const rlx_value *v = &g->values[g->states[0]];
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a session's state: %zu bytes for %d "
+                      "buffers ('%s', ...)", total, g->n_states, v->name);
+  }
+  s->state_size = total;
+  size_t off = 0;
+  for (int32_t k = 0; k < g->n_states; k++) {
+    const rlx_value *v = &g->values[g->states[k]];
+    s->ptr[g->states[k]] = (char *)s->state + off;
+    off += state_block(v);
+  }
+  return rlx_session_reset_state(s);
+}
+
+rlx_status rlx_session_reset_state(rlx_session *s) {
+  if (!s) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_reset_state: NULL session");
+  const rlx_graph *g = &s->c->graph;
+  for (int32_t k = 0; k < g->n_states; k++) {
+    const rlx_value *v = &g->values[g->states[k]];
+    size_t nb = rlx_value_nbytes(v);
+    if (!nb) continue;
+    if (v->data) memcpy(s->ptr[g->states[k]], v->data, nb);
+    else memset(s->ptr[g->states[k]], 0, nb);
+  }
+  return RLX_OK;
+}
+
+rlx_status rlx_session_state(rlx_session *s, int index, rlx_tensor_view *v) {
+  if (!s || !v) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_state: NULL argument");
+  const rlx_graph *g = &s->c->graph;
+  if (index < 0 || index >= g->n_states)
+    return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "state index %d out of range (%d states)", index, g->n_states);
+  *v = rlx_value_view(&g->values[g->states[index]]);
+  v->data = s->ptr[g->states[index]];
+  return RLX_OK;
 }
 
 /* The static instance: the compiled graph and plan themselves. */
@@ -132,6 +186,7 @@ rlx_status rlx_session_create(const rlx_compiled *c, rlx_session **out) {
     s->in_shape[i] = rlx_value_view(c->dynamic ? &c->hint.g.values[g->inputs[i]] : &g->values[g->inputs[i]]);
     s->in_shape[i].data = NULL;
   }
+  if (!st) st = create_state(s);
   if (!st) st = rlx_threadpool_create(c->threads, &s->tp);
   if (st) {
     rlx_session_destroy(s);
@@ -272,8 +327,9 @@ static int32_t output_index(const rlx_session *s, const char *name) {
   const rlx_program_info *pi = s->c->graph.prog;
   char *end;
   long i = strtol(name, &end, 10);
-  if (*name && !*end && i >= 0 && i < s->c->graph.n_outputs) return (int32_t)i;
-  for (int32_t k = 0; pi && k < s->c->graph.n_outputs; k++)
+  int32_t nu = rlx_graph_user_outputs(&s->c->graph);
+  if (*name && !*end && i >= 0 && i < nu) return (int32_t)i;
+  for (int32_t k = 0; pi && k < nu; k++)
     if (!pi->output_const[k] && !strcmp(pi->output_names[k], name)) return k;
   return -1;
 }
@@ -353,14 +409,19 @@ rlx_status rlx_session_run(rlx_session *s) {
     const rlx_value *val = &g->values[g->outputs[i]];
     memcpy(s->bound_out[i].data, s->ptr[g->outputs[i]], rlx_value_nbytes(val));
   }
+  /* the new state: written in place by its scatter (memplan.c), else copied */
+  for (int32_t k = 0, nu = rlx_graph_user_outputs(g); k < g->n_states; k++) {
+    void *dst = s->ptr[g->states[k]], *src = s->ptr[g->outputs[nu + k]];
+    if (dst != src) memcpy(dst, src, rlx_value_nbytes(&g->values[g->states[k]]));
+  }
   return RLX_OK;
 }
 
 rlx_status rlx_session_output(const rlx_session *s, int index, rlx_tensor_view *v) {
   if (!s || !v) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_session_output: NULL argument");
-  if (index < 0 || index >= s->c->graph.n_outputs)
+  if (index < 0 || index >= rlx_graph_user_outputs(&s->c->graph))
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output index %d out of range (%d outputs)", index,
-                      s->c->graph.n_outputs);
+                      rlx_graph_user_outputs(&s->c->graph));
   if (!s->cur) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "output %d: no binding yet (run or reshape first)", index);
   int32_t id = s->cur->g.outputs[index];
   *v = rlx_value_view(&s->cur->g.values[id]);

@@ -801,6 +801,27 @@ static rlx_status add_inputs_weights(rlx_lower *lw, const rlx_st_file *wf) {
     }
     if (v < 0 || rlx_strmap_put(&lw->vals, w->id, v)) return RLX_ERR_OUT_OF_MEMORY;
   }
+  for (int32_t i = 0; i < ir->n_states; i++) { /* docs/design.md, "State" */
+    const rlx_ir_state *w = &ir->states[i];
+    const void *init = NULL;
+    if (!w->init_zeros) {
+      const rlx_st_tensor *t = rlx_st_find(wf, w->key);
+      char a[128], b[128];
+      if (!t)
+        return rlx_errorf(RLX_ERR_NOT_FOUND, "state '%s' (placeholder %s): its initial value is missing from %s",
+                          w->key, w->id, wf->path);
+      if (t->dtype != w->dtype || !rlx_shape_eq(&t->shape, &w->shape))
+        return rlx_errorf(RLX_ERR_SHAPE, "state '%s': %s holds %s %s but torch-ir.json declares %s %s", w->key,
+                          wf->path, rlx_dtype_name(t->dtype), rlx_shape_str(&t->shape, a, sizeof a),
+                          rlx_dtype_name(w->dtype), rlx_shape_str(&w->shape, b, sizeof b));
+      init = t->data; /* copied into each session's state, so alignment does not matter */
+    }
+    if (rlx_strmap_get(&lw->vals, w->id) >= 0)
+      return rlx_errorf(RLX_ERR_FORMAT, "state placeholder '%s' is declared twice", w->id);
+    int32_t v = rlx_graph_add_state(lw->g, w->key, w->dtype, &w->shape, init);
+    if (v < 0) return rlx_last_status();
+    if (rlx_strmap_put(&lw->vals, w->id, v)) return RLX_ERR_OUT_OF_MEMORY;
+  }
   return RLX_OK;
 }
 
@@ -864,6 +885,23 @@ static rlx_status add_outputs(rlx_lower *lw) {
     }
     rlx_status st = rlx_graph_add_output(lw->g, v);
     if (st) return st;
+  }
+  for (int32_t i = 0; i < ir->n_states; i++) {
+    const rlx_ir_state *w = &ir->states[i];
+    int32_t v = -1;
+    rlx_status st = lw_ref(lw, w->update, &v);
+    if (st) {
+      rlx_error_prefix("state '%s': its update: ", w->key);
+      return st;
+    }
+    const rlx_value *uv = lw_val(lw, v);
+    if (uv->dtype != w->dtype || !rlx_shape_eq(&uv->shape, &w->shape)) {
+      char a[128], b[128];
+      return rlx_errorf(RLX_ERR_SHAPE, "state '%s' is %s%s but its update '%s' is %s%s", w->key,
+                        rlx_dtype_name(w->dtype), rlx_shape_str(&w->shape, a, sizeof a), w->update,
+                        rlx_dtype_name(uv->dtype), rlx_graph_shape_str(lw->g, &uv->shape, b, sizeof b));
+    }
+    if ((st = rlx_graph_add_state_update(lw->g, v))) return st;
   }
   return RLX_OK;
 }
@@ -929,8 +967,9 @@ static rlx_status program_info(const rlx_torch_ir *ir, rlx_graph *g) {
   if (!pi->model_name || !pi->producer || !pi->decomposition || !pi->output_names || !pi->output_const || !pi->fx)
     return RLX_ERR_OUT_OF_MEMORY;
   for (int32_t i = 0; i < g->n_outputs; i++) {
-    pi->output_const[i] = i < ir->n_outputs && ir->outputs[i].is_const;
-    const char *nm = pi->output_const[i] ? "const" : ir->outputs[i].ref;
+    bool state = i >= ir->n_outputs; /* the state updates follow the user outputs */
+    pi->output_const[i] = !state && ir->outputs[i].is_const;
+    const char *nm = state ? ir->states[i - ir->n_outputs].update : pi->output_const[i] ? "const" : ir->outputs[i].ref;
     if (!(pi->output_names[i] = rlx_pool_strdup(pl, nm))) return RLX_ERR_OUT_OF_MEMORY;
   }
   rlx_strmap ix = {0};
