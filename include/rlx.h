@@ -276,6 +276,97 @@ RLX_API rlx_status rlx_session_state(rlx_session *session, int index, rlx_tensor
 RLX_API rlx_status rlx_session_output(const rlx_session *session, int index,
                                       rlx_tensor_view *view_out);
 
+/* ---- text generation -------------------------------------------------- */
+
+/* A generator runs a causal LM exported with `python3 -m rlx.export_llm`
+ * (docs/design.md, "Text generation"): one session of the compiled model,
+ * whose state is the KV cache, and the token history. Feeding tokens runs one
+ * step over them at the current position (the prompt at once, then one token
+ * a step); the logits of the last token fed are then available to sample
+ * from. A generator belongs to one thread at a time; two generators of one
+ * compiled model generate independently. */
+typedef struct rlx_generator rlx_generator;
+
+/* The sampling chain, applied in this order to the last logits:
+ * repetition penalty (over every token fed so far), temperature, top-k,
+ * top-p, min-p, then a draw from what is left with the generator's random
+ * stream. temperature 0 is greedy (argmax, lowest id on a tie; the
+ * repetition penalty still applies). */
+typedef struct rlx_sampling {
+  size_t size;              /* sizeof(rlx_sampling) */
+  float temperature;        /* 0: greedy */
+  int32_t top_k;            /* 0: off */
+  float top_p;              /* 1: off */
+  float min_p;              /* 0: off */
+  float repetition_penalty; /* 1: off (transformers' rule: logit > 0 ? logit / p : logit * p) */
+  uint64_t seed;            /* the random stream's seed (rlx_generator_seed) */
+} rlx_sampling;
+
+/* Greedy: temperature 0, every filter off, seed 0. */
+RLX_API void rlx_sampling_init(rlx_sampling *s);
+
+/* Called with each generated token; returning nonzero stops generation. */
+typedef int (*rlx_token_fn)(void *ctx, int32_t token);
+
+typedef struct rlx_generate_options {
+  size_t size;               /* sizeof(rlx_generate_options) */
+  rlx_sampling sampling;
+  int32_t max_new_tokens;    /* > 0 */
+  const int32_t *stop_tokens; /* generation stops after emitting one of these */
+  int32_t n_stop_tokens;
+  rlx_token_fn on_token;     /* may be NULL */
+  void *ctx;
+} rlx_generate_options;
+
+typedef struct rlx_generate_stats {
+  int32_t n_prompt, n_generated;
+  double prefill_ms, decode_ms; /* the prompt's step; every later step together */
+  int stopped;                  /* 0: max_new_tokens, 1: a stop token, 2: the callback, 3: the context is full */
+} rlx_generate_stats;
+
+/* Options from the export's generation.json: its sampling defaults (greedy
+ * unless it says do_sample), max_new_tokens, and its eos tokens as stop
+ * tokens (the array lives as long as the generator). */
+RLX_API rlx_status rlx_generator_defaults(const rlx_generator *gen, rlx_generate_options *opts_out);
+
+/* Creates a generator over its own session of `compiled`, whose model must
+ * be an rlx.export_llm export (its generation.json names the inputs and the
+ * logits output). The compiled model must outlive the generator. */
+RLX_API rlx_status rlx_generator_create(const rlx_compiled *compiled, rlx_generator **gen_out);
+RLX_API void rlx_generator_destroy(rlx_generator *gen);
+
+/* Runs one step over n tokens at the current position, which then moves
+ * by n. Errors: RLX_ERR_INVALID_ARGUMENT (n < 1, a token outside the vocab),
+ * RLX_ERR_SHAPE (the context would pass max_seq). */
+RLX_API rlx_status rlx_generator_feed(rlx_generator *gen, const int32_t *tokens, int32_t n);
+
+/* The logits of the last token fed (vocab_size floats, valid until the next
+ * feed), or an error before the first feed. */
+RLX_API rlx_status rlx_generator_logits(const rlx_generator *gen, const float **logits_out, int32_t *vocab_out);
+
+/* Samples the next token from the last logits (does not feed it). */
+RLX_API rlx_status rlx_generator_sample(rlx_generator *gen, const rlx_sampling *s, int32_t *token_out);
+
+/* Restarts the random stream (rlx_generate does, from its options' seed). */
+RLX_API void rlx_generator_seed(rlx_generator *gen, uint64_t seed);
+
+/* The number of tokens in the context (the next token's position). */
+RLX_API int64_t rlx_generator_position(const rlx_generator *gen);
+/* The most tokens the context holds (the export's --max-seq). */
+RLX_API int64_t rlx_generator_max_seq(const rlx_generator *gen);
+
+/* Moves the position back to `pos` (0 <= pos <= position): the tokens after
+ * it are forgotten (their cache rows are overwritten by later steps, and the
+ * steps read only the first position + n rows). 0 starts a new context. */
+RLX_API rlx_status rlx_generator_rewind(rlx_generator *gen, int64_t pos);
+
+/* Feeds the prompt (n_prompt >= 1 tokens, after the current context), then
+ * samples and feeds up to max_new_tokens tokens, calling on_token with
+ * each; stops early on a stop token (emitted, not fed) or when the context
+ * is full. stats may be NULL. */
+RLX_API rlx_status rlx_generate(rlx_generator *gen, const int32_t *prompt, int32_t n_prompt,
+                                const rlx_generate_options *opts, rlx_generate_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -129,6 +129,7 @@ rlx_status rlx_localize(const rlx_model *m, const rlx_tensor_view *inputs, const
   }
   s->after_node = loc_hook;
   s->after_node_ctx = &c;
+  rlx_session_reset_state(s); /* the reference is one run from the initial state */
   if ((st = rlx_session_run(s))) goto done;
   /* values not produced by a node: folded constants, weights, inputs */
   for (int32_t fx = 0; fx < rep->n; fx++) {
@@ -197,6 +198,7 @@ rlx_status rlx_kernel_bisect(const rlx_compiled *c, const rlx_tensor_view *input
   if (!st) {
     s->after_node = bisect_hook;
     s->after_node_ctx = &b;
+    rlx_session_reset_state(s);
     st = rlx_session_run(s);
   }
   rlx_session_destroy(s);

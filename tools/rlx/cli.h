@@ -64,5 +64,6 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
 #endif

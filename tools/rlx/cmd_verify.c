@@ -138,6 +138,8 @@ int cmd_verify(int argc, char **argv) {
          m->graph.n_nodes, c.compiled->graph.n_nodes, pi->n_weights);
   double *times = calloc((size_t)o.repeat, sizeof *times);
   for (int r = 0; r < o.repeat; r++) {
+    /* a stateful program's reference is one run from the initial state */
+    rlx_session_reset_state(c.session);
     double t0 = cli_now_ms();
     if (rlx_session_run(c.session)) {
       free(times);
@@ -181,6 +183,7 @@ int cmd_verify(int argc, char **argv) {
     cJSON_AddNumberToObject(b, "k", k);
     cJSON_AddItemToArray(bindings, b);
     if ((rc = cli_bind_reference_inputs_at(&c, prefix))) break;
+    rlx_session_reset_state(c.session);
     if (rlx_session_run(c.session)) {
       rc = cli_error(&c, "run failed");
       break;

@@ -20,7 +20,10 @@ static void usage(FILE *f) {
           "                [--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...   at other shapes (dynamic\n"
           "                 models; several --binding alternate)\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
-          "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n\n"
+          "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n"
+          "  rlx generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
+          "               [--min-p P] [--repetition-penalty R] [--seed S]   text generation with an export of\n"
+          "               `python3 -m rlx.export_llm` (greedy unless a sampling option is given)\n\n"
           "verify, run and bench also take --reference-kernels, --no-passes, --device cpu and\n"
           "--max-memory MB (refuse a model whose session arena would be larger: untrusted models)\n\n"
           "exit status: 0 success / parity PASS, 1 parity FAIL, 2 error\n",
@@ -42,6 +45,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return cmd_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "ops")) return cmd_ops(argc - 2, argv + 2);
+  if (!strcmp(cmd, "generate")) return cmd_generate(argc - 2, argv + 2);
   fprintf(stderr, "rlx: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;
