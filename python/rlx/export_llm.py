@@ -30,6 +30,7 @@ generation defaults, the maximum context and what the cache costs) and
 from __future__ import annotations
 
 import argparse
+import inspect
 import importlib.util
 import json
 import sys
@@ -161,6 +162,8 @@ class GenerationStep(torch.nn.Module):
         self.lm = lm
         self.max_seq = max_seq
         self.n_layers = 0
+        # transformers 5 renames past_key_values to cache, model by model
+        self.cache_kwarg = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
         for i, (ks, vs, dt) in enumerate(kv_shapes(lm)):
             self.register_buffer(f"k{i}", torch.zeros(1, ks[1], max_seq + 1, ks[3], dtype=dt), persistent=False)
             self.register_buffer(f"v{i}", torch.zeros(1, vs[1], max_seq + 1, vs[3], dtype=dt), persistent=False)
@@ -175,8 +178,9 @@ class GenerationStep(torch.nn.Module):
         step = StepInfo(position_ids[0], input_ids.shape[1], attention_mask.shape[1])
         cache = RlxCache([Layer(getattr(self, f"k{i}"), getattr(self, f"v{i}"), step)
                           for i in range(self.n_layers)])
+        kw = {self.cache_kwarg: cache}
         out = self.lm(input_ids=input_ids, position_ids=position_ids, attention_mask=attention_mask,
-                      past_key_values=cache, use_cache=True, logits_to_keep=1)
+                      use_cache=True, logits_to_keep=1, **kw)
         return out.logits.float()
 
 
@@ -192,14 +196,25 @@ def _ids(v) -> list[int]:
     return [int(v)]
 
 
-def generation_meta(lm: torch.nn.Module, step: GenerationStep, tokenizer_file: str | None) -> dict:
+def generation_meta(lm: torch.nn.Module, step: GenerationStep, tokenizer_file: str | None,
+                    notes: list[str]) -> dict:
     cfg, gc = lm.config, getattr(lm, "generation_config", None)
 
     def pick(name, default=None):
         v = getattr(gc, name, None) if gc is not None else None
         return default if v is None else v
 
-    eos = _ids(pick("eos_token_id", getattr(cfg, "eos_token_id", None)))
+    vocab = int(cfg.vocab_size)
+
+    def in_vocab(name, ids):
+        bad = [i for i in ids if not 0 <= i < vocab]
+        if bad:  # tiny test configs keep the full model's special ids
+            notes.append(f"{name} {bad} is outside the vocab of {vocab}: left out")
+        return [i for i in ids if 0 <= i < vocab]
+
+    eos = in_vocab("eos_token_id", _ids(pick("eos_token_id", getattr(cfg, "eos_token_id", None))))
+    bos = in_vocab("bos_token_id", _ids(pick("bos_token_id", getattr(cfg, "bos_token_id", None))))
+    pad = in_vocab("pad_token_id", _ids(pick("pad_token_id", getattr(cfg, "pad_token_id", None))))
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -211,9 +226,9 @@ def generation_meta(lm: torch.nn.Module, step: GenerationStep, tokenizer_file: s
         "max_seq": step.max_seq,
         "n_layers": step.n_layers,
         "kv_cache_bytes": step.cache_bytes(),
-        "bos_token_id": (_ids(pick("bos_token_id", getattr(cfg, "bos_token_id", None))) or [None])[0],
+        "bos_token_id": (bos or [None])[0],
         "eos_token_ids": eos,
-        "pad_token_id": (_ids(pick("pad_token_id", getattr(cfg, "pad_token_id", None))) or [None])[0],
+        "pad_token_id": (pad or [None])[0],
         "defaults": {
             "do_sample": bool(pick("do_sample", False)),
             "temperature": float(pick("temperature", 1.0)),
@@ -287,10 +302,11 @@ def export_llm(lm: torch.nn.Module, out_dir, *, tokenizer=None, max_seq: int | N
     summary = export_program(step, (ids, pos, mask), out_dir, model_name=type(lm).__name__.lower(),
                              dynamic=dynamic, check=check, reference64_cap_mb=0, quiet=quiet)
     tok = save_tokenizer(tokenizer, out_dir)
-    meta = generation_meta(lm, step, tok)
+    notes = [note] if note else []
+    meta = generation_meta(lm, step, tok, notes)
     (out_dir / "generation.json").write_text(json.dumps(meta, indent=1) + "\n")
     summary["generation"] = meta
-    summary["notes"] = ([note] if note else []) + list(summary.get("notes", []))
+    summary["notes"] = notes + list(summary.get("notes", []))
     return summary
 
 
