@@ -165,6 +165,7 @@ int32_t rlx_sample(const float *logits, int32_t vocab, float temperature, int32_
   for (int32_t i = 0; i < m; i++) sum += (v[i] = expf(v[i] - mx));
   for (int32_t i = 0; i < m; i++) v[i] = (float)(v[i] / sum);
   if (top_p < 1.0f && m > 1) {
+    double tail = 0; /* the mass below the candidates kept so far */
     if (!sorted) {
       /* Only tokens of probability >= eps can be in the nucleus when the
        * tokens at or above eps already hold top_p of the mass: move them
@@ -175,12 +176,16 @@ int32_t rlx_sample(const float *logits, int32_t vocab, float temperature, int32_
       for (int32_t i = 0; i < m; i++)
         if (v[i] >= eps) mass += v[i], swap2(v, ix, i, f++);
       sort_first(v, ix, mass >= top_p ? f : m);
-      if (mass >= top_p) m = f; /* the rest cannot be kept */
+      if (mass >= top_p) { /* the rest cannot be kept, but their mass is the tail's start */
+        double all = 0;
+        for (int32_t i = 0; i < m; i++) all += v[i];
+        tail = all - mass;
+        m = f;
+      }
       sorted = true;
     }
     /* keep the smallest prefix whose mass reaches top_p (transformers removes
      * the tail whose cumulative mass, from the smallest, is <= 1 - top_p) */
-    double tail = 0;
     int32_t keep = m;
     for (int32_t i = m - 1; i > 0; i--) {
       tail += v[i];
