@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rlx builds with, when missing (Debian/Ubuntu): a C compiler,
 # cmake, cJSON (libcjson-dev), clang with libFuzzer (scripts/fuzz.sh), and a
-# C++ compiler and pkg-config (the C++ consumer of scripts/install_check.sh).
+# C++ compiler and pkg-config (the C++ consumer of scripts/install_check.sh),
+# and Graphviz (rlx inspect --dot renders SVG/PNG with it).
 # With --python, also the Python packages the exporter and the test suite use
 # (python/requirements-test.txt).
 set -euo pipefail
@@ -14,6 +15,7 @@ command -v make >/dev/null 2>&1 || need+=(make)
 command -v clang >/dev/null 2>&1 || need+=(clang) # libFuzzer, for scripts/fuzz.sh
 command -v c++ >/dev/null 2>&1 || need+=(g++)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v dot >/dev/null 2>&1 || need+=(graphviz) # rlx inspect --dot FILE.svg renders with it
 [ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -50,6 +50,19 @@ def _log(quiet: bool, msg: str) -> None:
         print(msg, file=sys.stderr)
 
 
+class _Progress:
+    """Progress of a long export on stderr: each step as it starts, with the
+    time since the export began (quiet: nothing)."""
+
+    def __init__(self, quiet: bool):
+        import time
+        self.quiet, self.t0, self.time = quiet, time.perf_counter(), time.perf_counter
+
+    def __call__(self, msg: str) -> None:
+        if not self.quiet:
+            print(f"rlx.export: [{self.time() - self.t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+
 # --------------------------------------------------------------------------
 # Dynamic shapes
 
@@ -577,6 +590,8 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
     model.eval()
 
     notes: list[str] = []
+    progress = _Progress(quiet)
+    nparams = sum(t.numel() * t.element_size() for t in list(model.parameters()) + list(model.buffers()))
     with torch.no_grad():
         dyn = dynamic_shapes_spec(model, args, dynamic)
         dims = _shapes.dim_specs(model, args, dyn)
@@ -586,6 +601,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         # static-cache wrappers, so a failure at either step retries strict
         errors, base, ep, strict = [], None, None, False
         for strict in (False, True):
+            progress(f"torch.export (strict={strict}) of {model_name}, {nparams / 2**20:.1f} MiB of weights")
             try:
                 with _traceable_nn():
                     base = torch.export.export(model, args, dynamic_shapes=dyn, strict=strict)
@@ -593,6 +609,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                 errors.append(f"torch.export (strict={strict}) failed: {type(e).__name__}: {e}")
                 continue
             try:
+                progress(f"run_decompositions ({decomposition})")
                 ep = decompose(base, decomposition, forced)
                 break
             except Exception as e:  # noqa: BLE001
@@ -603,8 +620,12 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
         _check_dims_kept(base, ep, dims, errors, "exporting")
         if strict:
             _log(quiet, f"rlx.export: note: exported with strict=True after: {errors[0]}")
+        if write_reference:
+            progress("eager reference run")
         eager_out = _eager_outputs(model, args) if write_reference else None
         f64 = _Float64(model, reference64_cap_mb)
+        if write_reference and f64.available():
+            progress("float64 reference run (the arbiter)")
         out64 = f64.outputs(args, eager_out) if write_reference else None
         if reference_shapes in (None, False):
             f64.m64 = None  # only the example needs it: free the copy now
@@ -627,6 +648,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                   intermediates_cap_mb=intermediates_cap_mb, out64=out64, dims=dims,
                   default_max=default_max, notes=notes,
                   bindings=bindings if reference_shapes not in (None, False) else None)
+        progress(f"writing {out_dir}")
         written = _write_round(ep, args, eager_out, out_dir, **kw)
         if reference_shapes not in (None, False) and "symbols" not in written["ir"]:
             notes.append("reference_shapes: the program has no shape symbols; only the example "
@@ -644,6 +666,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
                 check_msg = "no rlx binary found ($RLX_BIN, build/rlx, PATH)"
                 _log(quiet, f"rlx.export: note: {check_msg}; skipping the support check")
         while rlx_bin is not None:
+            progress("rlx inspect --check (can rlx lower every op?)")
             rc, msg = run_check(rlx_bin, out_dir)
             check_msg = msg
             if rc == 0:
@@ -676,6 +699,7 @@ def export_program(model: torch.nn.Module, example_inputs: Any, out_dir, *,
             ep = new_ep
             written = _write_round(ep, args, eager_out, out_dir, **kw)
 
+    progress("done")
     ir = written["ir"]
     notes = list(dict.fromkeys(notes))  # each decomposition round repeats the IR's notes
     for n in notes:

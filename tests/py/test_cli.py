@@ -3,6 +3,7 @@ that match PyTorch, inspect/bench/ops report, and the exporter's
 auto-decompose loop works with the real binary."""
 
 import json
+import os
 import shutil
 
 import numpy as np
@@ -195,3 +196,26 @@ def test_unsupported_ops_reported_together(rlx_bin, tmp_path, monkeypatch):
     r = run_rlx(rlx_bin, "inspect", out, "--check")
     assert r.returncode == 2
     assert "does not yet support 2 op(s)" in r.stderr and "aten.hardshrink" in r.stderr and "aten.addcmul" in r.stderr
+
+
+def test_inspect_dot_renders_with_graphviz(rlx_bin, tmp_path):
+    """--dot FILE.dot writes Graphviz text; FILE.svg / .png renders it with `dot`
+    when Graphviz is installed, and says how to get it when not."""
+    import shutil
+    model = REPO / "examples" / "models" / "mnist_cnn"
+    r = run_rlx(rlx_bin, "inspect", model, "--dot", tmp_path / "g.dot")
+    assert r.returncode == 0 and (tmp_path / "g.dot").read_text().startswith("digraph")
+    svg = tmp_path / "g.svg"
+    r = run_rlx(rlx_bin, "inspect", model, "--dot", svg)
+    assert (tmp_path / "g.svg.dot").read_text().startswith("digraph")
+    if shutil.which("dot"):
+        assert r.returncode == 0, r.stderr
+        assert "<svg" in svg.read_text() and "conv" in svg.read_text()
+        png = tmp_path / "g.png"
+        assert run_rlx(rlx_bin, "inspect", model, "--dot", png).returncode == 0
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert r.returncode == 2 and "Graphviz's `dot` is not on PATH" in r.stderr
+    env = dict(os.environ, PATH="/nonexistent")
+    r = run_rlx(rlx_bin, "inspect", model, "--dot", tmp_path / "h.svg", env=env)
+    assert r.returncode == 2 and "apt-get install graphviz" in r.stderr

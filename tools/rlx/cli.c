@@ -70,7 +70,10 @@ int cli_compile_flag(const char *cmd, int argc, char **argv, int *i, rlx_compile
   return 0;
 }
 
-int cli_open(cli_ctx *c, const char *dir, const rlx_compile_options *opts) {
+/* Weights this large make load and compile take seconds: say what is going on. */
+#define CLI_PROGRESS_BYTES ((off_t)256 << 20)
+
+int cli_load_compile(cli_ctx *c, const char *dir, const rlx_compile_options *opts) {
   c->dir = dir;
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
@@ -78,13 +81,26 @@ int cli_open(cli_ctx *c, const char *dir, const rlx_compile_options *opts) {
             "`python3 -m rlx.export`)\n", c->cmd, dir);
     return 2;
   }
+  char wpath[4096];
+  snprintf(wpath, sizeof wpath, "%s/weights.safetensors", dir);
+  bool progress = stat(wpath, &sb) == 0 && sb.st_size >= CLI_PROGRESS_BYTES;
+  if (progress) fprintf(stderr, "rlx %s: loading %s (%.0f MiB of weights) ...\n", c->cmd, dir, (double)sb.st_size / 1048576.0);
   double t0 = cli_now_ms();
   if (rlx_model_load(dir, NULL, &c->model)) return cli_error(c, "cannot load the model");
   double t1 = cli_now_ms();
+  if (progress) fprintf(stderr, "rlx %s: loaded in %.1f s; compiling (passes, kernels, packing the weights) ...\n", c->cmd,
+                        (t1 - t0) / 1e3);
   if (rlx_model_compile(c->model, opts, &c->compiled)) return cli_error(c, "cannot compile the model");
   double t2 = cli_now_ms();
-  if (rlx_session_create(c->compiled, &c->session)) return cli_error(c, "cannot create a session");
+  if (progress) fprintf(stderr, "rlx %s: compiled in %.1f s\n", c->cmd, (t2 - t1) / 1e3);
   c->load_ms = t1 - t0, c->compile_ms = t2 - t1;
+  return 0;
+}
+
+int cli_open(cli_ctx *c, const char *dir, const rlx_compile_options *opts) {
+  int rc = cli_load_compile(c, dir, opts);
+  if (rc) return rc;
+  if (rlx_session_create(c->compiled, &c->session)) return cli_error(c, "cannot create a session");
   c->inputs = calloc((size_t)rlx_model_input_count(c->model) + 1, sizeof(void *));
   if (!c->inputs) return cli_error(c, "out of memory");
   return 0;

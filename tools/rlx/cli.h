@@ -31,6 +31,8 @@ int cli_error(const cli_ctx *c, const char *msg);
 /* Prints a usage error and returns 2. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Loads and compiles DIR (progress on stderr for large weights). Returns 0 or an exit code. */
+int cli_load_compile(cli_ctx *c, const char *dir, const rlx_compile_options *opts);
 /* Loads and compiles DIR and creates a session. Returns 0 or an exit code. */
 int cli_open(cli_ctx *c, const char *dir, const rlx_compile_options *opts);
 /* Opens DIR/reference.safetensors if present (required: error when absent). */

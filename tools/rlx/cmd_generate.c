@@ -118,9 +118,8 @@ int cmd_generate(int argc, char **argv) {
   rlx_generator *gen = NULL;
   int rc = 0;
   double t0 = cli_now_ms();
-  if (rlx_model_load(dir, NULL, &c.model)) rc = cli_error(&c, "cannot load the model");
-  else if (rlx_model_compile(c.model, &copts, &c.compiled)) rc = cli_error(&c, "cannot compile the model");
-  else if (rlx_generator_create(c.compiled, &gen)) rc = cli_error(&c, "cannot create a generator");
+  rc = cli_load_compile(&c, dir, &copts);
+  if (!rc && rlx_generator_create(c.compiled, &gen)) rc = cli_error(&c, "cannot create a generator");
   double t_open = cli_now_ms() - t0;
   rlx_generate_options o;
   if (!rc) rlx_generator_defaults(gen, &o);

@@ -5,11 +5,16 @@
  * exporter's auto-decompose loop uses it: exit 0, or 2 with the error, which
  * lists every unsupported op).
  */
+#include <errno.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "cli.h"
 #include "ir/print.h"
+
+extern char **environ;
 
 typedef struct hist {
   const char *name;
@@ -34,6 +39,48 @@ static void print_hist(const char *title, const char **names, int n) {
   printf("%s (%d nodes, %d distinct):\n", title, n, nh);
   for (int i = 0; i < nh; i++) printf("  %5d  %s\n", h[i].count, h[i].name);
   free(h);
+}
+
+/* --dot FILE: the DOT text, or, for FILE.svg / .png / .pdf, Graphviz's
+ * rendering of it (`dot` from PATH, run without a shell; the DOT text is kept
+ * next to it as FILE.dot). */
+static int write_dot(const rlx_graph *g, const char *path) {
+  const char *ext = strrchr(path, '.');
+  const char *fmt = ext && (!strcmp(ext, ".svg") || !strcmp(ext, ".png") || !strcmp(ext, ".pdf")) ? ext + 1 : NULL;
+  char dotpath[4096];
+  snprintf(dotpath, sizeof dotpath, fmt ? "%s.dot" : "%s", path);
+  FILE *f = fopen(dotpath, "w");
+  if (!f) {
+    fprintf(stderr, "rlx inspect: error: cannot write %s: %s\n", dotpath, strerror(errno));
+    return 2;
+  }
+  rlx_graph_dot(g, f);
+  if (fclose(f)) {
+    fprintf(stderr, "rlx inspect: error: writing %s: %s\n", dotpath, strerror(errno));
+    return 2;
+  }
+  if (!fmt) {
+    printf("\ngraph written to %s (Graphviz DOT; --dot FILE.svg or .png renders it)\n", path);
+    return 0;
+  }
+  char tflag[16];
+  snprintf(tflag, sizeof tflag, "-T%s", fmt);
+  char *args[] = {"dot", tflag, "-o", (char *)path, dotpath, NULL};
+  pid_t pid;
+  int err = posix_spawnp(&pid, "dot", NULL, NULL, args, environ);
+  if (err) {
+    fprintf(stderr, "rlx inspect: error: cannot render %s: Graphviz's `dot` is not on PATH (%s; apt-get install "
+            "graphviz); the DOT text is in %s\n", path, strerror(err), dotpath);
+    return 2;
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+    fprintf(stderr, "rlx inspect: error: `dot %s -o %s %s` failed (status %d)\n", tflag, path, dotpath,
+            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 2;
+  }
+  printf("\ngraph rendered to %s by Graphviz (DOT text: %s)\n", path, dotpath);
+  return 0;
 }
 
 int cmd_inspect(int argc, char **argv) {
@@ -110,17 +157,7 @@ int cmd_inspect(int argc, char **argv) {
          (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " for the largest binding" : "",
          (double)c.compiled->plan.values_size / 1048576.0, (double)c.compiled->max_scratch / 1048576.0);
   rlx_graph_print(g, stdout);
-  if (dot) {
-    FILE *f = fopen(dot, "w");
-    if (!f) {
-      fprintf(stderr, "rlx inspect: error: cannot write %s\n", dot);
-      rc = 2;
-    } else {
-      rlx_graph_dot(g, f);
-      fclose(f);
-      printf("\ngraph written to %s\n", dot);
-    }
-  }
+  if (dot) rc = write_dot(g, dot);
   cli_close(&c);
   return rc;
 }
