@@ -19,9 +19,10 @@ the rlx CLI (``rlx verify``, ``rlx bench``, ...).
 
 __version__ = "0.1.0"
 __all__ = ["compile", "load", "Model", "RlxError", "Status", "TensorInfo", "SymbolInfo",
-           "export_program", "ExportError", "binary", "library", "__version__"]
+           "ParityReport", "export_program", "ExportError", "binary", "library", "__version__"]
 
-_RUNTIME = ("compile", "load", "Model", "RlxError", "Status", "TensorInfo", "SymbolInfo")
+_RUNTIME = ("compile", "load", "Model", "RlxError", "Status", "TensorInfo", "SymbolInfo",
+            "ParityReport")
 
 
 def binary():

@@ -17,6 +17,7 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size
 from . import _paths
 
 RLX_MAX_RANK = 8
+RLX_MAX_THREADS = 256
 
 # rlx_status, in rlx.h's order
 STATUS_NAMES = ("OK", "INVALID_ARGUMENT", "IO", "FORMAT", "UNSUPPORTED", "SHAPE", "NOT_FOUND",

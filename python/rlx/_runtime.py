@@ -95,10 +95,29 @@ class SymbolInfo:
     hint: int
 
 
+class ParityReport(dict):
+    """What ``Model.verify()`` returns: ``rlx verify --json``'s report (a dict:
+    ``report["pass"]``, ``report["outputs"]``, ...), true when parity passed,
+    with a one-line repr (the full report is what verify() printed)."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.get("pass"))
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        outs = self.get("outputs", [])
+        bad = sum(not o.get("pass") for o in outs)
+        return (f"<rlx parity {'PASS' if self.passed else 'FAIL'}: {len(outs)} output(s)"
+                f"{f', {bad} failing' if bad else ''}>")
+
+
 def _info(c: _capi.IoInfo) -> TensorInfo:
     r = c.rank
     names = tuple(None if c.dim_names[d] is None else c.dim_names[d].decode() for d in range(r))
-    return TensorInfo(name=c.name.decode(), dtype=_capi.DTYPES[c.dtype], shape=tuple(c.dims[:r]),
+    return TensorInfo(name=c.name.decode() if c.name else "", dtype=_capi.DTYPES[c.dtype], shape=tuple(c.dims[:r]),
                       dim_names=names, min_shape=tuple(c.dim_min[:r]),
                       max_shape=tuple(c.dim_max[:r]))
 
@@ -212,13 +231,22 @@ def _output(view: _capi.TensorView, as_torch: bool):
 # --------------------------------------------------------------------------
 # The model
 
+_MISSING = object()
+
+
+def _int_option(name: str, v, lo: int, hi: int) -> int:
+    # ctypes would wrap an out-of-range value silently; rlx checks the range
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise RlxError(Status.INVALID_ARGUMENT, f"{name}={v!r}: expected an integer in [{lo}, {hi}]")
+    return v
+
 
 class Model:
     """A compiled rlx model, callable in-process: ``m(x, ...)`` returns the
     model's output (one) or a tuple of its outputs (several), in program
     order.
 
-    Inputs are positional, one per model input (``m.inputs``), each a CPU
+    Inputs are positional or by name, one per model input (``m.inputs``), each a CPU
     ``torch.Tensor`` or a ``numpy.ndarray`` of the input's dtype and rank; a
     dynamic model takes any shape within its bounds.  Contiguous inputs are
     read in place, without a copy.  Outputs are torch tensors if any input
@@ -250,6 +278,8 @@ class Model:
             raise RlxError(Status.INVALID_ARGUMENT,
                            f"{path} is a file: rlx.load opens an export directory (torch-ir.json, "
                            "weights.safetensors, ...); rlx has no single-file model.rlx format yet")
+        _int_option("threads", threads, 0, _capi.RLX_MAX_THREADS)
+        _int_option("max_memory", max_memory, 0, 2**63 - 1)
         lib = _capi.lib()
         lo = _capi.LoadOptions(size=ctypes.sizeof(_capi.LoadOptions),
                                copy_weights=int(bool(copy_weights)))
@@ -258,8 +288,8 @@ class Model:
         self._model = handle.value
         co = _capi.CompileOptions()
         lib.rlx_compile_options_init(ctypes.byref(co))
-        co.threads, co.reference_kernels, co.no_passes = threads, int(reference_kernels), int(no_passes)
-        co.max_memory = max_memory
+        co.threads, co.max_memory = threads, max_memory
+        co.reference_kernels, co.no_passes = int(bool(reference_kernels)), int(bool(no_passes))
         handle = ctypes.c_void_p()
         _check(lib.rlx_model_compile(self._model, ctypes.byref(co), ctypes.byref(handle)))
         self._compiled = handle.value
@@ -316,13 +346,34 @@ class Model:
 
     # ---- running
 
-    def __call__(self, *args):
-        if len(args) != len(self.inputs):
-            names = ", ".join(i.name for i in self.inputs)
-            missing = f"; '{self.inputs[len(args)].name}' is missing" if len(args) < len(self.inputs) else ""
+    def _arguments(self, args: tuple, kwargs: dict) -> list:
+        """One argument per model input, from positions and then names."""
+        n = len(self.inputs)
+        names = [i.name for i in self.inputs]
+        listed = ", ".join(names)
+        if len(args) > n:
             raise RlxError(Status.INVALID_ARGUMENT,
-                           f"the model takes {len(self.inputs)} input(s) ({names}), "
-                           f"{len(args)} given{missing}")
+                           f"the model takes {n} input(s) ({listed}), {len(args)} given")
+        slots = list(args) + [_MISSING] * (n - len(args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise RlxError(Status.NOT_FOUND,
+                               f"the model has no input named '{k}' (inputs: {listed})")
+            if slots[names.index(k)] is not _MISSING:
+                raise RlxError(Status.INVALID_ARGUMENT, f"input '{k}' is given twice")
+            slots[names.index(k)] = v
+        missing = [names[i] for i, v in enumerate(slots) if v is _MISSING]
+        if missing:
+            raise RlxError(Status.INVALID_ARGUMENT,
+                           f"the model takes {n} input(s) ({listed}), "
+                           f"{n - len(missing)} given; {', '.join(repr(m) for m in missing)} "
+                           f"{'is' if len(missing) == 1 else 'are'} missing")
+        return slots
+
+    def __call__(self, *args, **kwargs):
+        """``m(x, y)`` or ``m(x, y=y)``: the model's inputs by position or by
+        name (``m.inputs``); returns its output, or a tuple of its outputs."""
+        args = self._arguments(args, kwargs)
         as_torch = any(_is_tensor(a) for a in args)
         views, owners, bound = [], [], []
         for info, a in zip(self.inputs, args):
@@ -355,11 +406,12 @@ class Model:
 
     # ---- checking
 
-    def verify(self, *cli_args: str, quiet: bool = False) -> dict:
+    def verify(self, *cli_args: str, quiet: bool = False) -> ParityReport:
         """Runs ``rlx verify`` on the export directory (with this model's
         threads and kernel options), prints its parity report unless ``quiet``,
-        and returns the report as a dict (``report["pass"]``, per-output
-        ``report["outputs"]``; `rlx verify --json`).  ``cli_args`` are more
+        and returns the report (a ``ParityReport``: the dict of `rlx verify
+        --json`, ``report["pass"]``, per-output ``report["outputs"]``; true
+        when parity passed).  ``cli_args`` are more
         `rlx verify` options (``"--localize"``, ``"--atol", "1e-3"``).
         Needs the reference data the exporter writes (reference.safetensors).
         Raises RlxError when rlx cannot check (exit 2: a missing reference,
@@ -377,7 +429,8 @@ class Model:
             report_path = Path(d) / "report.json"
             p = subprocess.run([*cmd, "--json", str(report_path), *map(str, cli_args)],
                                capture_output=True, text=True)
-            report = json.loads(report_path.read_text()) if report_path.is_file() else None
+            report = (ParityReport(json.loads(report_path.read_text()))
+                      if report_path.is_file() else None)
         if not quiet:
             sys.stdout.write(p.stdout)
             if p.returncode == 1 and p.stderr:

@@ -96,7 +96,8 @@ def test_torchvision_matches_eager(resnet, capsys):
     with torch.no_grad():
         assert_parity(y, model(x))
     report = m.verify()
-    assert report["pass"] is True
+    assert report["pass"] is True and report and report.passed
+    assert repr(report) == "<rlx parity PASS: 1 output(s)>"
     assert "parity: PASS" in capsys.readouterr().out
 
 
@@ -162,23 +163,36 @@ def test_dynamic_batch(small):
             assert_parity(g, w)
 
 
+def test_inputs_by_name(small):
+    _, m = small
+    x, s = torch.randn(4, 3, 8, 8), torch.rand(1)
+    want = m(x, s)
+    for got in (m(x, scale=s), m(scale=s, x=x)):
+        assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
 @pytest.mark.parametrize("case", ["dtype", "rank", "above_max", "static_axis", "count",
-                                  "non_tensor", "numpy_dtype"])
+                                  "too_many", "non_tensor", "numpy_dtype", "unknown_name",
+                                  "twice"])
 def test_bad_inputs_raise_naming_the_input(small, case):
     _, m = small
     x, s = torch.randn(4, 3, 8, 8), torch.rand(1)
+    kwargs = {"unknown_name": {"scale": s, "z": s}, "twice": {"x": x}}.get(case, {})
     args, status, words = {
         "dtype": ((x.double(), s), rlx.Status.SHAPE, ["input 'x'", "f32", "f64"]),
         "rank": ((x[0], s), rlx.Status.SHAPE, ["input 'x'"]),
         "above_max": ((torch.randn(17, 3, 8, 8), s), rlx.Status.SHAPE, ["'x'", "batch", "16"]),
         "static_axis": ((torch.randn(4, 3, 9, 8), s), rlx.Status.SHAPE, ["'x'"]),
         "count": ((x,), rlx.Status.INVALID_ARGUMENT, ["2 input", "'scale' is missing"]),
+        "too_many": ((x, s, s), rlx.Status.INVALID_ARGUMENT, ["2 input", "(x, scale)", "3 given"]),
+        "unknown_name": ((x,), rlx.Status.NOT_FOUND, ["no input named 'z'", "x, scale"]),
+        "twice": ((x, s), rlx.Status.INVALID_ARGUMENT, ["input 'x' is given twice"]),
         "non_tensor": ((x, 0.5), rlx.Status.INVALID_ARGUMENT, ["input 'scale'", "float"]),
         "numpy_dtype": ((x.numpy().astype(np.complex64), s.numpy()), rlx.Status.UNSUPPORTED,
                         ["input 'x'", "complex64"]),
     }[case]
     with pytest.raises(rlx.RlxError) as e:
-        m(*args)
+        m(*args, **kwargs)
     assert e.value.status == status
     for w in words:
         assert w in str(e.value), str(e.value)
@@ -257,8 +271,30 @@ def test_load_export_dir(export_dir, capsys):
     m.close()  # idempotent
 
 
+def test_verify_reports_a_failure(export_dir, tmp_path, capsys):
+    from safetensors.torch import load_file, save_file
+    _, out, _ = export_dir
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for f in ("torch-ir.json", "weights.safetensors"):
+        (bad / f).write_bytes((out / f).read_bytes())
+    ref = load_file(str(out / "reference.safetensors"))
+    ref["out::0"] = ref["out::0"] + 1  # eager torch "said" something else
+    save_file(ref, str(bad / "reference.safetensors"))
+    with rlx.load(bad) as m:
+        report = m.verify()
+    assert not report and report["pass"] is False
+    assert not report["outputs"][0]["pass"] and report["outputs"][1]["pass"]
+    assert repr(report) == "<rlx parity FAIL: 2 output(s), 1 failing>"
+    assert "parity: FAIL" in capsys.readouterr().out
+
+
 def test_load_errors(export_dir, tmp_path):
     _, out, _ = export_dir
+    for kw in ({"threads": -1}, {"threads": 257}, {"threads": 1.5}, {"max_memory": -1}):
+        with pytest.raises(rlx.RlxError, match=next(iter(kw))) as e:
+            rlx.load(out, **kw)
+        assert e.value.status == rlx.Status.INVALID_ARGUMENT
     with pytest.raises(rlx.RlxError) as e:
         rlx.load(out / "torch-ir.json")
     assert "export directory" in str(e.value) and "model.rlx" in str(e.value)
