@@ -174,10 +174,8 @@ def _as_view(name: str, x: Any) -> tuple[_capi.TensorView, Any, bool]:
         if dtype is None:
             raise _bad(name, Status.UNSUPPORTED, f"dtype {x.dtype} is not one rlx handles")
         owner, copied = x, False
-        if not x.is_contiguous() or x.is_conj() or x.is_neg():
-            owner, copied = x.resolve_conj().resolve_neg().contiguous(), True
-            if owner.data_ptr() == x.data_ptr():
-                owner = owner.clone()
+        if not x.is_contiguous():
+            owner, copied = x.contiguous(), True
         ptr, shape = owner.data_ptr(), tuple(owner.shape)
     elif isinstance(x, np.ndarray):
         dtype = _NUMPY_DTYPES.get(x.dtype.newbyteorder("="))
@@ -280,6 +278,13 @@ class Model:
                            "weights.safetensors, ...); rlx has no single-file model.rlx format yet")
         _int_option("threads", threads, 0, _capi.RLX_MAX_THREADS)
         _int_option("max_memory", max_memory, 0, 2**63 - 1)
+        try:
+            self._open(p, threads, copy_weights, reference_kernels, no_passes, max_memory)
+        except BaseException:
+            self.close()  # what was made before the failure, now rather than when collected
+            raise
+
+    def _open(self, p: Path, threads, copy_weights, reference_kernels, no_passes, max_memory):
         lib = _capi.lib()
         lo = _capi.LoadOptions(size=ctypes.sizeof(_capi.LoadOptions),
                                copy_weights=int(bool(copy_weights)))
