@@ -389,9 +389,10 @@ def test_pip_install_builds_librlx_into_the_package(venv, tmp_path):
     assert Path(lib) == Path(pkg) / "librlx.so"
     assert Path(binary) == Path(pkg) / "bin" / "rlx"
     assert not Path(lib).is_relative_to(REPO)
-    for cmd in (["rlx", "ops"], ["rlx-export", "--help"]):
-        q = subprocess.run([str(venv / "bin" / cmd[0]), *cmd[1:]], capture_output=True,
-                           text=True, cwd=tmp_path)
+    py = str(venv / "bin" / "python")
+    for cmd in ([str(venv / "bin" / "rlx"), "ops"], [py, "-m", "rlx", "ops"],
+                [str(venv / "bin" / "rlx-export"), "--help"], [py, "-m", "rlx.export", "--help"]):
+        q = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
         assert q.returncode == 0, q.stderr
 
 
