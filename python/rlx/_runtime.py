@@ -1,12 +1,11 @@
 """Running rlx models in-process: ``rlx.compile``, ``rlx.load``, ``rlx.Model``.
 
 A ``Model`` owns one ``rlx_model`` and one ``rlx_compiled`` (immutable,
-shared by every thread) and a pool of ``rlx_session``s.  An rlx session
-belongs to one thread at a time, so each call takes a session from the pool
-(making one when every session is busy) and gives it back when it returns:
-two threads calling one model run concurrently on two sessions, and there are
-never more sessions than there were calls in flight at once.  (A pool rather
-than one session per thread: nothing is left behind by threads that end.)
+shared by every thread) and one ``rlx_session`` per calling thread, made on
+the thread's first call and destroyed when the thread ends or the model is
+closed: an rlx session belongs to one thread at a time, so two threads
+calling one model run concurrently, each on its own session (and, for a
+model with session state, each with its own state).
 
 A call binds every input to the caller's memory — a contiguous CPU tensor or
 array is bound where it lies, anything else is first copied to a contiguous
@@ -30,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -232,6 +232,28 @@ def _output(view: _capi.TensorView, as_torch: bool):
 _MISSING = object()
 
 
+class _ThreadSession:
+    """One thread's session of a Model, kept in the model's threading.local:
+    when the thread ends its locals go and this with them, destroying the
+    session (``Model._drop``; nothing if the model is gone or closed, which
+    destroyed it already). Holds the model weakly, so that sessions do not
+    keep a model alive."""
+
+    __slots__ = ("model", "handle")
+
+    def __init__(self, model: "Model", handle: int):
+        self.model = weakref.ref(model)
+        self.handle = handle
+
+    def __del__(self):
+        m = self.model()
+        if m is not None:
+            try:
+                m._drop(self.handle)
+            except Exception:  # noqa: BLE001 - never raise from a finalizer (interpreter exit)
+                pass
+
+
 def _int_option(name: str, v, lo: int, hi: int) -> int:
     # ctypes would wrap an out-of-range value silently; rlx checks the range
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -261,8 +283,8 @@ class Model:
         self._model = self._compiled = None
         self._owned_dir = _owned_dir
         self._lock = threading.Lock()
-        self._free: list[int] = []
-        self._busy = 0
+        self._live: set[int] = set()  # every session not yet destroyed
+        self._busy = 0  # calls in flight
         self._closed = False
         self._finalized = False
         self._tls = threading.local()
@@ -317,37 +339,45 @@ class Model:
     # ---- sessions
 
     def _acquire(self) -> int:
+        """The calling thread's session, made on its first call."""
         with self._lock:
             if self._closed:
                 raise RlxError(Status.INVALID_ARGUMENT, f"{self.path}: the model is closed")
             self._busy += 1
-            if self._free:
-                return self._free.pop()
+        mine = getattr(self._tls, "session", None)
+        if mine is not None:
+            return mine.handle
         handle = ctypes.c_void_p()
         try:
             _check(_capi.lib().rlx_session_create(self._compiled, ctypes.byref(handle)))
         except BaseException:
-            self._release(None)
+            self._release()
             raise
+        with self._lock:
+            self._live.add(handle.value)
+        self._tls.session = _ThreadSession(self, handle.value)
         return handle.value
 
-    def _release(self, session: int | None) -> None:
+    def _release(self) -> None:
         with self._lock:
             self._busy -= 1
-            if not self._closed:
-                if session is not None:
-                    self._free.append(session)
-                return
-            last = self._busy == 0
-        if session is not None:
-            _capi.lib().rlx_session_destroy(session)
+            last = self._closed and self._busy == 0
         if last:
             self._finalize()
 
-    def session_count(self) -> int:
-        """Sessions this model holds now (idle and in use)."""
+    def _drop(self, handle: int) -> None:
+        """A thread that had a session ended: destroy it, unless close() has."""
         with self._lock:
-            return len(self._free) + self._busy
+            if handle not in self._live:
+                return
+            self._live.discard(handle)
+        _capi.lib().rlx_session_destroy(handle)
+
+    def session_count(self) -> int:
+        """Sessions this model holds now: one per thread that called it and
+        has not ended."""
+        with self._lock:
+            return len(self._live)
 
     # ---- running
 
@@ -399,7 +429,7 @@ class Model:
                 _check(lib.rlx_session_output(s, i, ctypes.byref(v)))
                 outs.append(_output(v, as_torch))
         finally:
-            self._release(s)
+            self._release()
         del owners
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -456,10 +486,7 @@ class Model:
             if self._closed:
                 return
             self._closed = True
-            free, self._free = self._free, []
             last = self._busy == 0
-        for s in free:
-            _capi.lib().rlx_session_destroy(s)
         if last:
             self._finalize()
 
@@ -468,7 +495,10 @@ class Model:
             if self._finalized:
                 return
             self._finalized = True
+            live, self._live = self._live, set()
         lib = _capi.lib()
+        for handle in live:
+            lib.rlx_session_destroy(handle)
         if self._compiled:
             lib.rlx_compiled_destroy(self._compiled)
             self._compiled = None

@@ -209,11 +209,16 @@ def test_two_threads_one_model(resnet):
     errors = []
     start = threading.Barrier(2)
 
+    counts = []
+
     def worker(k):
         try:
             start.wait()
             for _ in range(3):
                 got[k].extend(m(x) for x in xs)
+            start.wait()  # both threads have called, neither has ended
+            counts.append(m.session_count())
+            start.wait()
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             errors.append(e)
 
@@ -227,7 +232,10 @@ def test_two_threads_one_model(resnet):
         assert len(got[k]) == 12
         for i, y in enumerate(got[k]):
             assert torch.equal(y, want[i % 4])
-    assert 1 <= m.session_count() <= 3
+    # a session per thread: the main thread's and the two workers'; a thread
+    # that ends takes its session with it
+    assert counts == [3, 3]
+    assert m.session_count() == 1
 
 
 def test_calls_release_the_gil():
@@ -336,6 +344,19 @@ def test_close_frees_everything(export_dir):
     del m  # collected: freed too
     gc.collect()
     assert _weight_mappings(weights) == base and _threads() == threads
+
+
+def test_threads_that_end_take_their_sessions(export_dir):
+    _, out, (x, s) = export_dir
+    with rlx.load(out, threads=2) as m:
+        m(x, s)
+        base = _threads()
+        for _ in range(10):
+            t = threading.Thread(target=m, args=(x, s))
+            t.start()
+            t.join()
+        gc.collect()
+        assert m.session_count() == 1 and _threads() == base
 
 
 def test_compile_temp_dir_removed_on_close():
