@@ -282,7 +282,7 @@ class Model:
                  _owned_dir: str | None = None):
         self._model = self._compiled = None
         self._owned_dir = _owned_dir
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant: a finalizer may run while it is held
         self._live: set[int] = set()  # every session not yet destroyed
         self._busy = 0  # calls in flight
         self._closed = False
