@@ -117,8 +117,8 @@ class ParityReport(dict):
 def _info(c: _capi.IoInfo) -> TensorInfo:
     r = c.rank
     names = tuple(None if c.dim_names[d] is None else c.dim_names[d].decode() for d in range(r))
-    return TensorInfo(name=c.name.decode() if c.name else "", dtype=_capi.DTYPES[c.dtype], shape=tuple(c.dims[:r]),
-                      dim_names=names, min_shape=tuple(c.dim_min[:r]),
+    return TensorInfo(name=c.name.decode() if c.name else "", dtype=_capi.DTYPES[c.dtype],
+                      shape=tuple(c.dims[:r]), dim_names=names, min_shape=tuple(c.dim_min[:r]),
                       max_shape=tuple(c.dim_max[:r]))
 
 
@@ -257,7 +257,8 @@ class _ThreadSession:
 def _int_option(name: str, v, lo: int, hi: int) -> int:
     # ctypes would wrap an out-of-range value silently; rlx checks the range
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise RlxError(Status.INVALID_ARGUMENT, f"{name}={v!r}: expected an integer in [{lo}, {hi}]")
+        raise RlxError(Status.INVALID_ARGUMENT,
+                       f"{name}={v!r}: expected an integer in [{lo}, {hi}]")
     return v
 
 
@@ -266,9 +267,9 @@ class Model:
     model's output (one) or a tuple of its outputs (several), in program
     order.
 
-    Inputs are positional or by name, one per model input (``m.inputs``), each a CPU
-    ``torch.Tensor`` or a ``numpy.ndarray`` of the input's dtype and rank; a
-    dynamic model takes any shape within its bounds.  Contiguous inputs are
+    Inputs are positional or by name, one per model input (``m.inputs``),
+    each a CPU ``torch.Tensor`` or a ``numpy.ndarray`` of the input's dtype
+    and rank; a dynamic model takes any shape within its bounds.  Contiguous inputs are
     read in place, without a copy.  Outputs are torch tensors if any input
     was a tensor, else numpy arrays (a bf16 output, which numpy lacks, comes
     back widened to float32), and are the caller's own copies.
