@@ -4,7 +4,8 @@
 # C++ compiler and pkg-config (the C++ consumer of scripts/install_check.sh),
 # and Graphviz (rlx inspect --dot renders SVG/PNG with it).
 # With --python, also the Python packages the exporter and the test suite use
-# (python/requirements-test.txt).
+# (python/requirements-test.txt) and venv, with which the test suite installs
+# the rlx package (pip install ./python; scikit-build-core comes from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,5 +40,14 @@ if [ "${1:-}" = "--python" ]; then
   if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest" 2>/dev/null; then
     echo "deps: installing Python packages (torch, torchvision, transformers, ...)"
     python3 -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
+  fi
+  # tests/py/test_package.py pip-installs the package into a virtual
+  # environment: Debian's python3 keeps venv's pip bootstrap in python3-venv
+  if ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    echo "deps: installing python3-venv"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
   fi
 fi

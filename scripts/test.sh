@@ -5,7 +5,8 @@
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (gcc, then clang,
 # which also checks float -> int casts), the threaded tests under
 # ThreadSanitizer, then the Python end-to-end tests (export with torch,
-# verify with rlx).
+# verify with rlx; tests/py/test_package.py also pip-installs ./python into a
+# fresh virtual environment and runs the installed package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

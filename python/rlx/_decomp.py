@@ -10,15 +10,14 @@ The loop itself is in ``export.py``.
 from __future__ import annotations
 
 import functools
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Iterable
 
 import torch
 
+from . import _paths
 from ._ir import ExportError
 
 DECOMPOSITIONS = ("aten", "high", "core")
@@ -195,15 +194,9 @@ def drop_runtime_asserts(ep) -> int:
 
 
 def find_rlx_binary() -> str | None:
-    env = os.environ.get("RLX_BIN")
-    if env:
-        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
-            raise ExportError(f"RLX_BIN={env} is not an executable file")
-        return env
-    local = Path(__file__).resolve().parent.parent.parent / "build" / "rlx"
-    if local.is_file() and os.access(local, os.X_OK):
-        return str(local)
-    return shutil.which("rlx")
+    """$RLX_BIN, the installed package's own binary, a checkout's build/rlx,
+    PATH (``_paths.find_binary``)."""
+    return _paths.find_binary(ExportError)
 
 
 # the list after the marker runs to the end of its paragraph (a blank line) or of the text
