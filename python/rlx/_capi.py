@@ -78,6 +78,9 @@ _PROTOTYPES = {
     "rlx_session_reshape": (c_int, [_P]),
     "rlx_session_run": (c_int, [_P]),
     "rlx_session_output": (c_int, [_P, c_int, POINTER(TensorView)]),
+    "rlx_model_state_count": (c_int, [_P]),
+    "rlx_model_state_info": (c_int, [_P, c_int, POINTER(IoInfo)]),
+    "rlx_session_reset_state": (c_int, [_P]),
 }
 
 _lib = None

@@ -434,6 +434,22 @@ class Model:
         del owners
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    @property
+    def states(self) -> list[TensorInfo]:
+        """The program's session state (mutated buffers such as a KV cache,
+        docs/design.md "State"): each calling thread's session has its own,
+        kept from call to call."""
+        lib = _capi.lib()
+        return list(self._io(lib.rlx_model_state_count, lib.rlx_model_state_info))
+
+    def reset_state(self) -> None:
+        """Puts the calling thread's state back at its initial value."""
+        s = self._acquire()
+        try:
+            _check(_capi.lib().rlx_session_reset_state(s))
+        finally:
+            self._release()
+
     def last_binding(self) -> list[tuple[str, int, bool]]:
         """For the last call on this thread: (input name, address bound, whether
         it was a copy) per input — a contiguous input is bound at its own

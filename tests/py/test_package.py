@@ -438,3 +438,30 @@ def test_installed_three_lines(venv, tmp_path):
     """)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "parity: PASS" in p.stdout and "installed" in p.stdout
+
+
+class _Counter(nn.Module):
+    """A stateful module: each call adds 1 to a buffer (session state)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.zeros(3))
+
+    def forward(self, x):
+        self.n.add_(1.0)
+        return x * self.n
+
+
+def test_state_per_thread_and_reset(tmp_path):
+    x = torch.ones(2, 3)
+    with rlx.compile(_Counter(), (x,), out_dir=tmp_path / "counter", threads=1) as m:
+        assert [s.name for s in m.states] == ["n"] and m.states[0].shape == (3,)
+        assert torch.equal(m(x), torch.full((2, 3), 1.0))
+        assert torch.equal(m(x), torch.full((2, 3), 2.0))  # the state persists
+        got = []
+        t = threading.Thread(target=lambda: got.append(m(x)))  # another thread: its own state
+        t.start()
+        t.join()
+        assert torch.equal(got[0], torch.full((2, 3), 1.0))
+        m.reset_state()
+        assert torch.equal(m(x), torch.full((2, 3), 1.0))
