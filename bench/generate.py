@@ -78,20 +78,25 @@ def prepare(work: Path, llama_cpp_src: Path | None) -> dict:
         return json.loads(info_path.read_text())
     work.mkdir(parents=True, exist_ok=True)
     lm = build_model()
-    tok = train_tokenizer(CONFIG["vocab_size"])
-    if tok.get_vocab_size() != CONFIG["vocab_size"]:
-        raise SystemExit(f"the trained tokenizer has {tok.get_vocab_size()} tokens, not {CONFIG['vocab_size']}")
-    from transformers import PreTrainedTokenizerFast
-    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
     hf = work / "hf"
-    lm.save_pretrained(hf)
-    hf_tok.save_pretrained(hf)
-    print(f"bench/generate: saved the checkpoint to {hf}", file=sys.stderr)
-    from rlx.export_llm import export_llm
-    s = export_llm(lm, work / "rlx", tokenizer=hf_tok, max_seq=1024, check=False)
-    print(f"bench/generate: exported {s['num_nodes']} nodes to {work / 'rlx'}", file=sys.stderr)
+    from transformers import PreTrainedTokenizerFast
+    if not (hf / "tokenizer.json").exists():  # each step is cached: a failed later one does not redo it
+        tok = train_tokenizer(CONFIG["vocab_size"])
+        if tok.get_vocab_size() != CONFIG["vocab_size"]:
+            raise SystemExit(f"the trained tokenizer has {tok.get_vocab_size()} tokens, not {CONFIG['vocab_size']}")
+        hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+        lm.save_pretrained(hf)
+        hf_tok.save_pretrained(hf)
+        print(f"bench/generate: saved the checkpoint to {hf}", file=sys.stderr)
+    if not (work / "rlx" / "generation.json").exists():
+        from rlx.export_llm import export_llm
+        hf_tok = PreTrainedTokenizerFast.from_pretrained(hf)
+        s = export_llm(lm, work / "rlx", tokenizer=hf_tok, max_seq=1024, check=False)
+        print(f"bench/generate: exported {s['num_nodes']} nodes to {work / 'rlx'}", file=sys.stderr)
     gguf = None
-    if llama_cpp_src:
+    if llama_cpp_src and (work / "model-f32.gguf").exists():
+        gguf = work / "model-f32.gguf"
+    elif llama_cpp_src:
         gguf = work / "model-f32.gguf"
         conv = llama_cpp_src / "convert_hf_to_gguf.py"
         env = dict(os.environ, PYTHONPATH=f"{llama_cpp_src / 'gguf-py'}:{os.environ.get('PYTHONPATH', '')}")
