@@ -43,6 +43,26 @@ want onnxscript onnxscript
 want openvino openvino
 want matplotlib matplotlib
 
+# llama.cpp for bench/generate.py: llama-cpp-python built from its sdist for
+# this CPU (GGML_NATIVE: AVX-512), and the sdist's llama.cpp sources, whose
+# convert_hf_to_gguf.py converts the benchmark's checkpoint (it needs
+# sentencepiece and the sdist's gguf-py). $RLX_LLAMA_CPP_SRC/vendor/llama.cpp
+# is what `bench/generate.py --llama-cpp-src` takes.
+lcp_src=${RLX_LLAMA_CPP_SRC:-$venvs/llama-cpp-src}
+want diskcache diskcache
+want sentencepiece sentencepiece
+if ! have "$py" llama_cpp || [ ! -f "$lcp_src"/*/vendor/llama.cpp/convert_hf_to_gguf.py ]; then
+  mkdir -p "$lcp_src"
+  echo "bench_setup: llama-cpp-python (builds llama.cpp: several minutes on 2 cores)"
+  if "$py" -m pip download -q --no-deps --no-binary :all: llama-cpp-python -d "$lcp_src" &&
+     tar xzf "$lcp_src"/llama_cpp_python-*.tar.gz -C "$lcp_src" &&
+     CMAKE_ARGS="-DGGML_NATIVE=ON" "$py" "${pipq[@]}" --no-deps "$lcp_src"/llama_cpp_python-*.tar.gz; then
+    installed+=("llama-cpp-python")
+  else
+    failed+=("llama-cpp-python")
+  fi
+fi
+
 if [ "${1:-}" != "--no-executorch" ]; then
   et="$venvs/executorch"
   if [ -x "$et/bin/python" ] && have "$et/bin/python" "executorch.extension.pybindings.portable_lib, torchvision, transformers"; then
