@@ -150,12 +150,15 @@ def worker_llamacpp(a) -> dict:
     llm.eval(ids)
     t1 = time.perf_counter()
     import numpy as np
-    out = []
-    tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
-    out.append(tok)
+    vocab = llm.n_vocab()
+
+    def last():  # the logits llama.cpp computed for the batch's last token
+        return int(np.argmax(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(vocab,))))
+    out = [last()]
+    tok = out[0]
     for _ in range(a.new - 1):
         llm.eval([tok])
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = last()
         out.append(tok)
     t2 = time.perf_counter()
     return {"prefill_ms": (t1 - t0) * 1e3, "decode_ms": (t2 - t1) * 1e3, "decode_tokens": a.new - 1, "ids": out,
@@ -234,6 +237,9 @@ def main() -> int:
         print(json.dumps(res))
         return 0
     info = prepare(Path(a.work), a.llama_cpp_src)
+    if a.rounds < 1:
+        print(f"bench/generate: prepared in {a.work}", file=sys.stderr)
+        return 0
     runtimes = a.runtimes.split(",")
     results: dict[str, list[dict]] = {r: [] for r in runtimes}
     bw = []

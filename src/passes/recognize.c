@@ -15,6 +15,13 @@
  * Intermediates must feed only the pattern and not be graph outputs; the
  * last node becomes the unary and records the others as fused (for the
  * localizer), which dce then removes.
+ *
+ * Grouped-query attention: transformers' repeat_kv copies each key/value
+ * head G times before attention (unsqueeze, expand, reshape: [B, Hk, S, D]
+ * -> [B, Hk*G, S, D]); attention reads query head h from key/value head
+ * h / G itself (ops/attention.c), so its inputs become the heads before the
+ * copy, which then nobody reads. A decode step no longer copies the whole
+ * filled cache of every layer.
  */
 #include <math.h>
 
@@ -209,10 +216,46 @@ static rlx_status try_node(rec_ctx *c, int32_t i) {
   return RLX_OK;
 }
 
+/* x when v = reshape(expand(reshape(x))) is repeat_kv(x, G): x [B, Hk, S, D],
+ * [B, Hk, 1, S, D], [B, Hk, G, S, D], v [B, Hk*G, S, D]; else -1. */
+static int32_t repeat_kv_source(const rlx_graph *g, int32_t v) {
+  const rlx_value *vv = &g->values[v];
+  if (vv->kind != RLX_VALUE_NODE || vv->shape.rank != 4) return -1;
+  const rlx_node *r2 = &g->nodes[vv->producer];
+  if (r2->op != RLX_OP_RESHAPE) return -1;
+  const rlx_value *ev = &g->values[r2->in[0]];
+  if (ev->kind != RLX_VALUE_NODE || ev->shape.rank != 5) return -1;
+  const rlx_node *e = &g->nodes[ev->producer];
+  if (e->op != RLX_OP_EXPAND) return -1;
+  const rlx_value *uv = &g->values[e->in[0]];
+  if (uv->kind != RLX_VALUE_NODE || uv->shape.rank != 5) return -1;
+  const rlx_node *r1 = &g->nodes[uv->producer];
+  if (r1->op != RLX_OP_RESHAPE) return -1;
+  int32_t x = r1->in[0];
+  const rlx_dim *xd = g->values[x].shape.dims, *ud = uv->shape.dims, *ed = ev->shape.dims, *vd = vv->shape.dims;
+  if (g->values[x].shape.rank != 4 || g->values[x].dtype != vv->dtype) return -1;
+  int64_t hk = xd[1], grp = ed[2];
+  if (rlx_dim_is_sym(hk) || rlx_dim_is_sym(grp) || rlx_dim_is_sym(vd[1]) || hk < 1 || grp < 1 || vd[1] != hk * grp)
+    return -1;
+  bool same = ud[0] == xd[0] && ud[1] == hk && ud[2] == 1 && ud[3] == xd[2] && ud[4] == xd[3] && ed[0] == xd[0] &&
+              ed[1] == hk && ed[3] == xd[2] && ed[4] == xd[3] && vd[0] == xd[0] && vd[2] == xd[2] && vd[3] == xd[3];
+  return same ? x : -1;
+}
+
+/* attention(q, repeat_kv(k), repeat_kv(v)) -> attention(q, k, v) */
+static void try_attention(rlx_graph *g, int32_t i) {
+  rlx_node *n = &g->nodes[i];
+  int32_t k = repeat_kv_source(g, n->in[1]), v = repeat_kv_source(g, n->in[2]);
+  if (k < 0 || v < 0 || g->values[k].shape.dims[1] != g->values[v].shape.dims[1]) return;
+  n->in[1] = k, n->in[2] = v;
+}
+
 rlx_status rlx_pass_recognize(rlx_graph *g) {
   rec_ctx c = {.g = g, .uses = rlx_value_uses(g)};
   if (!c.uses) return rlx_last_status();
   rlx_status st = RLX_OK;
+  for (int32_t i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i].op == RLX_OP_ATTENTION && g->nodes[i].n_in >= 3) try_attention(g, i);
   for (int32_t i = 0; i < g->n_nodes && !st; i++) st = try_node(&c, i);
   rlx_free(c.uses);
   return st;

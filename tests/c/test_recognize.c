@@ -7,7 +7,9 @@
  * the reference kernels agree to float rounding, and near misses are left
  * alone. GPT-2's tanh GELU becomes one gelu_tanh (its kernel rounds in
  * another order: a few ulp); an activation behind a reshape of a matmul's
- * output folds into the matmul (fuse_epilogue), bit for bit.
+ * output folds into the matmul (fuse_epilogue), bit for bit. Attention reads
+ * grouped KV heads in place of transformers' repeat_kv copy, bit for bit,
+ * and a block-wise tile of the heads is left alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -188,4 +190,64 @@ TEST(epilogue_behind_reshape) {
   rlx_graph_free(&g);
 }
 
-TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape)
+static int32_t shaped(rlx_graph *g, rlx_op op, int32_t x, rlx_shape s) {
+  rlx_params p = {.shape = {.shape = s}};
+  return rlx_graph_add1(g, op, &p, &x, 1, op == RLX_OP_EXPAND ? "expand" : "view", NULL);
+}
+
+/* transformers' repeat_kv: [1, 2, 5, 8] -> [1, 2, 1, 5, 8] -> [1, 2, 2, 5, 8] -> [1, 4, 5, 8]
+ * (tile: the copy made at axis 1 instead, [1, 1, 2, 5, 8] -> [1, 2, 2, 5, 8], which
+ * repeats the heads block by block and must stay) */
+static int32_t repeat_kv(rlx_graph *g, int32_t x, bool tile) {
+  rlx_shape u = {.rank = 5, .dims = {1, 2, 1, 5, 8}}, t = {.rank = 5, .dims = {1, 1, 2, 5, 8}};
+  rlx_shape e = {.rank = 5, .dims = {1, 2, 2, 5, 8}}, r = {.rank = 4, .dims = {1, 4, 5, 8}};
+  if (tile) { /* a [1, 2, 5, 8] viewed as [1, 1, 2, 5, 8] then copied twice along axis 1 */
+    int32_t v = shaped(g, RLX_OP_RESHAPE, x, t);
+    rlx_shape e2 = {.rank = 5, .dims = {1, 2, 2, 5, 8}};
+    return shaped(g, RLX_OP_RESHAPE, shaped(g, RLX_OP_EXPAND, v, e2), r);
+  }
+  return shaped(g, RLX_OP_RESHAPE, shaped(g, RLX_OP_EXPAND, shaped(g, RLX_OP_RESHAPE, x, u), e), r);
+}
+
+static void gqa_case(bool tile) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape qs = {.rank = 4, .dims = {1, 4, 3, 8}}, ks = {.rank = 4, .dims = {1, 2, 5, 8}};
+  int32_t q = rlx_graph_add_input(&g, "q", RLX_DTYPE_F32, &qs);
+  int32_t k = rlx_graph_add_input(&g, "k", RLX_DTYPE_F32, &ks), v = rlx_graph_add_input(&g, "v", RLX_DTYPE_F32, &ks);
+  rlx_params ap = {.attention = {.scale = 0.35}};
+  int32_t in[4] = {q, repeat_kv(&g, k, tile), repeat_kv(&g, v, tile), -1};
+  CHECK_OK(rlx_graph_add_output(&g, rlx_graph_add1(&g, RLX_OP_ATTENTION, &ap, in, 3, "sdpa", NULL)));
+  rlx_graph f;
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  CHECK_OK(rlx_pass_recognize(&f));
+  CHECK_OK(rlx_pass_dce(&f));
+  CHECK_OK(rlx_graph_verify(&f, "recognize"));
+  const rlx_node *a = &f.nodes[f.n_nodes - 1];
+  if (tile) {
+    CHECK(graph_count_op(&f, RLX_OP_EXPAND) == 2 && a->in[1] != k);
+  } else {
+    CHECK(f.n_nodes == 1 && a->op == RLX_OP_ATTENTION && a->in[1] == k && a->in[2] == v);
+  }
+  float *x[3];
+  int64_t sizes[3] = {96, 80, 80};
+  for (int i = 0; i < 3; i++) {
+    x[i] = malloc(sizeof(float) * (size_t)sizes[i]);
+    for (int j = 0; j < sizes[i]; j++) x[i][j] = (float)(((j + 7 * i) * 37) % 23 - 11) * 0.07f;
+  }
+  for (int threads = 0; threads <= 1; threads++) {
+    float **o0 = graph_run(&g, x, threads, NULL), **o1 = graph_run(&f, x, threads, NULL);
+    CHECK(memcmp(o0[0], o1[0], sizeof(float) * 96) == 0);
+    free(o0[0]), free(o0), free(o1[0]), free(o1);
+  }
+  for (int i = 0; i < 3; i++) free(x[i]);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
+TEST(gqa_repeat_kv) {
+  gqa_case(false);
+  gqa_case(true); /* the near miss */
+}
+
+TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, gqa_repeat_kv)
