@@ -2,7 +2,9 @@
  * attention.c — fast f32 scaled dot-product attention: one task per (batch,
  * head), each computing S = scale * Q K^T with a single-threaded sgemm, the
  * mask / causal limit and a row softmax in place, then O = P V. GQA maps
- * query head h to key/value head h / (Hq / Hk). Same semantics as the
+ * query head h to key/value head h / (Hq / Hk); with few query rows (a
+ * decode step) a task takes a kv head's whole group of query heads, whose
+ * rows are contiguous, as one product. Same semantics as the
  * reference kernel (ops/attention.c), including all-masked rows giving 0.
  *
  *   q [*B, Hq, L, E], k [*B, Hk, S, E], v [*B, Hk, S, Ev], mask? -> [*B, Hq, L, Ev]
@@ -22,6 +24,7 @@ typedef struct attn_job {
   char *scratch;
   size_t per_worker;
   int64_t Hq, Hk, L, S, E, Ev;
+  int64_t hp; /* query heads per task (heads_per_task) */
   float scale;
   rlx_shape full; /* [*B, Hq, L, S] */
   int64_t mst[RLX_MAX_RANK];
@@ -31,21 +34,24 @@ static size_t scores_bytes(int64_t L, int64_t S) { return ((size_t)(L * S) * siz
 
 RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
   const attn_job *j = ctx;
-  int64_t b = t / j->Hq, h = t % j->Hq, kh = h / (j->Hq / j->Hk);
-  const float *q = (const float *)j->in[0].data + (b * j->Hq + h) * j->L * j->E;
+  /* task t: hp consecutive query heads h0.. of batch b, which share kv head kh */
+  int64_t tasks_per_b = j->Hq / j->hp, b = t / tasks_per_b, h0 = (t % tasks_per_b) * j->hp, kh = h0 / (j->Hq / j->Hk);
+  int64_t R = j->hp * j->L; /* their query rows, contiguous: head after head */
+  const float *q = (const float *)j->in[0].data + (b * j->Hq + h0) * j->L * j->E;
   const float *k = (const float *)j->in[1].data + (b * j->Hk + kh) * j->S * j->E;
   const float *v = (const float *)j->in[2].data + (b * j->Hk + kh) * j->S * j->Ev;
-  float *o = (float *)j->out[0].data + (b * j->Hq + h) * j->L * j->Ev;
+  float *o = (float *)j->out[0].data + (b * j->Hq + h0) * j->L * j->Ev;
   char *base = j->scratch + j->per_worker * (size_t)worker;
   float *s = (float *)base;
-  void *gs = base + scores_bytes(j->L, j->S);
-  rlx_sgemm(NULL, j->L, j->S, j->E, q, j->E, k, j->E, true, s, j->S, gs);
+  void *gs = base + scores_bytes(R, j->S);
+  rlx_sgemm(NULL, R, j->S, j->E, q, j->E, k, j->E, true, s, j->S, gs);
   const rlx_tensor_view *mask = &j->in[3];
   bool causal = j->n->p.attention.causal, has_mask = mask->data != NULL;
   bool bool_mask = has_mask && mask->dtype == RLX_DTYPE_BOOL;
-  for (int64_t i = 0; i < j->L; i++) {
-    float *row = s + i * j->S, mx = -INFINITY;
-    int64_t moff = has_mask ? rlx_strided_offset(&j->full, j->mst, (t * j->L + i) * j->S) : 0;
+  for (int64_t r = 0; r < R; r++) {
+    int64_t h = h0 + r / j->L, i = r % j->L;
+    float *row = s + r * j->S, mx = -INFINITY;
+    int64_t moff = has_mask ? rlx_strided_offset(&j->full, j->mst, (((b * j->Hq + h) * j->L) + i) * j->S) : 0;
     int64_t mstep = has_mask ? j->mst[j->full.rank - 1] : 0;
     for (int64_t c = 0; c < j->S; c++) {
       float x = row[c] * j->scale;
@@ -64,7 +70,16 @@ RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
     float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
     for (int64_t c = 0; c < j->S; c++) row[c] *= inv;
   }
-  rlx_sgemm(NULL, j->L, j->Ev, j->S, s, j->S, v, j->Ev, false, o, j->Ev, gs);
+  rlx_sgemm(NULL, R, j->Ev, j->S, s, j->S, v, j->Ev, false, o, j->Ev, gs);
+}
+
+/* Query heads per task: a kv head's whole group (one K and one V packing for
+ * all of them, one product of G*L rows) when that is a short block of rows
+ * (decode: L = 1) and there are still enough tasks for the pool; else one. */
+#define GROUP_ROWS 64
+static int64_t heads_per_task(int64_t B, int64_t Hq, int64_t Hk, int64_t L, int threads) {
+  int64_t G = Hq / Hk;
+  return G > 1 && G * L <= GROUP_ROWS && B * Hk >= threads ? G : 1;
 }
 
 static rlx_status attn_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -73,15 +88,16 @@ static rlx_status attn_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   j.Hq = in[0].dims[r - 3], j.L = in[0].dims[r - 2], j.E = in[0].dims[r - 1];
   j.Hk = in[1].dims[r - 3], j.S = in[1].dims[r - 2], j.Ev = in[2].dims[r - 1];
   j.scale = (float)(n->p.attention.scale != 0 ? n->p.attention.scale : 1.0 / sqrt((double)j.E));
-  j.per_worker = scores_bytes(j.L, j.S) + rlx_sgemm_scratch(1);
+  int64_t B = rlx_dims_prod(in[0].dims, 0, r - 3);
+  j.hp = heads_per_task(B, j.Hq, j.Hk, j.L, rlx_threadpool_size(x->tp));
+  j.per_worker = scores_bytes(j.hp * j.L, j.S) + rlx_sgemm_scratch(1);
   j.full = rlx_view_shape(&in[0]);
   j.full.dims[r - 1] = j.S;
   if (in[3].data) {
     rlx_shape ms = rlx_view_shape(&in[3]);
     rlx_broadcast_strides(&ms, &j.full, j.mst);
   }
-  int64_t tasks = rlx_dims_prod(in[0].dims, 0, r - 3) * j.Hq;
-  rlx_parallel_for(x->tp, tasks, attn_task, &j);
+  rlx_parallel_for(x->tp, B * (j.Hq / j.hp), attn_task, &j);
   return RLX_OK;
 }
 
@@ -89,7 +105,9 @@ static size_t attn_scratch_for(const rlx_graph *g, const rlx_node *n, int thread
   const rlx_value *q = rlx_in(g, n, 0), *kv = rlx_in(g, n, 1);
   int r = q->shape.rank;
   int64_t L = q->shape.dims[r - 2], S = kv->shape.dims[r - 2];
-  return (size_t)(threads > 0 ? threads : 1) * (scores_bytes(L, S) + rlx_sgemm_scratch(1));
+  int64_t hp = heads_per_task(rlx_dims_prod(q->shape.dims, 0, r - 3), q->shape.dims[r - 3], kv->shape.dims[r - 3], L,
+                              threads > 0 ? threads : 1);
+  return (size_t)(threads > 0 ? threads : 1) * (scores_bytes(hp * L, S) + rlx_sgemm_scratch(1));
 }
 
 rlx_status rlx_cpu_try_attention(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {

@@ -8,8 +8,8 @@
  * alone. GPT-2's tanh GELU becomes one gelu_tanh (its kernel rounds in
  * another order: a few ulp); an activation behind a reshape of a matmul's
  * output folds into the matmul (fuse_epilogue), bit for bit. Attention reads
- * grouped KV heads in place of transformers' repeat_kv copy, bit for bit,
- * and a block-wise tile of the heads is left alone.
+ * grouped KV heads in place of transformers' repeat_kv copy (the reference
+ * kernel bit for bit), and a block-wise tile of the heads is left alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -235,9 +235,13 @@ static void gqa_case(bool tile) {
     x[i] = malloc(sizeof(float) * (size_t)sizes[i]);
     for (int j = 0; j < sizes[i]; j++) x[i][j] = (float)(((j + 7 * i) * 37) % 23 - 11) * 0.07f;
   }
+  /* the reference kernels: the same bits. The fast kernel runs a kv head's
+   * group of query heads as one product of more rows, whose sgemm path may
+   * sum in another order: a few ulp. */
   for (int threads = 0; threads <= 1; threads++) {
     float **o0 = graph_run(&g, x, threads, NULL), **o1 = graph_run(&f, x, threads, NULL);
-    CHECK(memcmp(o0[0], o1[0], sizeof(float) * 96) == 0);
+    if (!threads) CHECK(memcmp(o0[0], o1[0], sizeof(float) * 96) == 0);
+    for (int i = 0; threads && i < 96; i++) CHECK_NEAR(o1[0][i], o0[0][i], 1e-6 * (1 + fabs(o0[0][i])));
     free(o0[0]), free(o0), free(o1[0]), free(o1);
   }
   for (int i = 0; i < 3; i++) free(x[i]);
