@@ -430,8 +430,12 @@ static int32_t parse_alt(re_parser *ps, bool *icase) {
 
 /* ---- code generation ---- */
 
+/* Appends an instruction; -1 with the error set (too large, or out of memory). */
 static int32_t emit(rlx_regex *re, re_inst in) {
-  if (re->n_prog >= RE_MAX_PROG) return -1;
+  if (re->n_prog >= RE_MAX_PROG) {
+    rlx_errorf(RLX_ERR_UNSUPPORTED, "regex too large once repetitions are unrolled (over %d steps)", RE_MAX_PROG);
+    return -1;
+  }
   if (rlx_grow((void **)&re->prog, &re->cap_prog, re->n_prog + 1, sizeof *re->prog)) return -1;
   re->prog[re->n_prog] = in;
   return re->n_prog++;
@@ -521,7 +525,10 @@ rlx_status rlx_regex_compile(const char *pattern, const char *where, rlx_regex *
   size_t blen = strlen(pattern);
   rlx_uc_buf cps = {0};
   rlx_status st = rlx_uc_from_utf8(&cps, pattern, blen);
-  if (st) return st;
+  if (st) {
+    rlx_uc_buf_free(&cps);
+    return st;
+  }
   if (cps.n > RE_MAX_PATTERN) {
     rlx_uc_buf_free(&cps);
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: regex longer than %d characters", where, RE_MAX_PATTERN);
@@ -538,7 +545,7 @@ rlx_status rlx_regex_compile(const char *pattern, const char *where, rlx_regex *
   if (root >= 0 && ps.i < ps.n) root = -1, perr(&ps, RLX_ERR_FORMAT, "unbalanced ')'");
   if (root >= 0 && (!gen(&ps, root) || emit(re, (re_inst){.op = OP_MATCH}) < 0)) {
     root = -1;
-    rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: regex too large once repetitions are unrolled", where);
+    if (rlx_last_status() == RLX_ERR_UNSUPPORTED) rlx_error_prefix("%s: ", where);
   }
   rlx_free(ps.nodes);
   rlx_uc_buf_free(&cps);

@@ -96,7 +96,10 @@ static rlx_status unsupported_type(tk_loader *L, const char *where, const char *
 static rlx_status pool_cps(tk_loader *L, const char *s, uint32_t **out, int32_t *n) {
   rlx_uc_buf b = {0};
   rlx_status st = rlx_uc_from_utf8(&b, s, strlen(s));
-  if (st) return st;
+  if (st) {
+    rlx_uc_buf_free(&b);
+    return st;
+  }
   *out = rlx_pool_alloc(&L->t->pool, (size_t)(b.n ? b.n : 1) * sizeof **out);
   if (!*out) {
     rlx_uc_buf_free(&b);
@@ -439,9 +442,12 @@ static rlx_status load_merges(tk_loader *L, const cJSON *jm, tk_model *m) {
     memcpy(buf + al, b + skip, bl - skip);
     int32_t ic = tk_vocab_get(&m->vocab, buf, al + bl - skip);
     if (ia < 0 || ib < 0 || ic < 0) {
-      buf[al + bl - skip] = '\0';
-      return ferr(L, RLX_ERR_FORMAT, w, "names a token that is not in the vocab ('%s')",
-                  ia < 0 ? a : ic < 0 ? buf : b);
+      const char *name = ia < 0 ? a : ib < 0 ? b : buf;
+      size_t nl = ia < 0 ? al : ib < 0 ? bl : al + bl - skip;
+      char missing[TK_MAX_TOKEN * 2 + 1];
+      memcpy(missing, name, nl);
+      missing[nl] = '\0';
+      return ferr(L, RLX_ERR_FORMAT, w, "names a token that is not in the vocab ('%s')", missing);
     }
     rlx_status st = tk_merges_put(m, ia, ib, rank, ic);
     if (st) return st;
@@ -526,19 +532,28 @@ static rlx_status load_added(tk_loader *L, const cJSON *arr) {
     if (!content[0]) return ferr(L, RLX_ERR_FORMAT, w, "has an empty content", NULL);
     a->id = (int32_t)id;
     if ((st = pool_cps(L, content, &a->cps, &a->n_cps))) return st;
-    if (a->normalized && t->norm) { /* matched against normalized text, so normalized too */
+    if ((st = tk_vocab_put(&t->ids, &t->pool, content, strlen(content), a->id))) return st;
+    if (a->normalized && t->norm) {
+      /* matched against normalized text, so normalized too; and as in
+       * tokenizers, the id then decodes to the normalized form */
       rlx_uc_buf b = {0};
       st = rlx_uc_from_utf8(&b, content, strlen(content));
       if (!st) st = tk_normalize(t->norm, &b);
+      char *u = NULL;
       if (!st && b.n > 0) {
         a->cps = rlx_pool_alloc(&t->pool, (size_t)b.n * sizeof *a->cps);
-        if (!a->cps) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", L->path);
-        else memcpy(a->cps, b.v, (size_t)b.n * sizeof *a->cps), a->n_cps = b.n;
+        u = rlx_pool_alloc(&t->pool, 4 * (size_t)b.n + 1);
+        if (!a->cps || !u) st = rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", L->path);
+      }
+      if (!st && b.n > 0) {
+        size_t ul = 0;
+        memcpy(a->cps, b.v, (size_t)b.n * sizeof *a->cps), a->n_cps = b.n;
+        for (int32_t k = 0; k < b.n; k++) ul += (size_t)rlx_utf8_encode(b.v[k], u + ul);
+        st = tk_vocab_put(&t->ids, &t->pool, u, ul, a->id);
       }
       rlx_uc_buf_free(&b);
       if (st) return st;
     }
-    if ((st = tk_vocab_put(&t->ids, &t->pool, content, strlen(content), a->id))) return st;
     i++;
   }
   t->n_added = i;

@@ -61,6 +61,8 @@ CORPUS = [
     "Ünïcödé ÀÉÎÕÜ àéîõü ñÑ çÇ",
     "`code` {json: [1, 2, 3]} <html lang=\"en\"></html> $var @user #tag",
     "Line one.\nLine two!\n\nParagraph two?  Yes.",
+    "\u1112\u1161\u11ab\u1100\u1173\u11af decomposed Hangul, 한글 composed",
+    "hello hellos ohello hello! Hello  <mask> x   <mask>y [SEP]   z été ÉTÉ Raw raw spaced  spaced",
 ]
 
 TRAIN_TEXT = CORPUS * 4 + [
@@ -189,7 +191,28 @@ def whitespace_wordlevel(tmp):
     return path
 
 
-BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, bert, misc_bpe, whitespace_wordlevel]
+def added_options(tmp):
+    """Added tokens with lstrip / rstrip / single_word / normalized, under a lowercasing normalizer."""
+    from tokenizers import AddedToken
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(TRAIN_TEXT, trainer)
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, rstrip=False), AddedToken("[SEP]", rstrip=True),
+                            AddedToken("<|endoftext|>")])
+    tok.add_tokens([AddedToken("hello", single_word=True), AddedToken("ÉTÉ", normalized=True),
+                    AddedToken("Raw", normalized=False), AddedToken(" spaced", normalized=True)])
+    tok.post_processor = processors.RobertaProcessing(("[SEP]", tok.token_to_id("[SEP]")),
+                                                      ("<mask>", tok.token_to_id("<mask>")))
+    path = tmp / "added.json"
+    tok.save(str(path))
+    return path
+
+
+BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, bert, misc_bpe, whitespace_wordlevel, added_options]
 
 
 def shipped_tokenizers():
