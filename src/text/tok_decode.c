@@ -65,7 +65,7 @@ static void list_free(tk_list *l) {
   memset(l, 0, sizeof *l);
 }
 
-static const char *item(const tk_list *l, int32_t i) { return l->buf + l->off[i]; }
+static const char *item(const tk_list *l, int32_t i) { return l->buf ? l->buf + l->off[i] : ""; }
 
 /* Appends s[0..n) with invalid UTF-8 replaced (maximal subparts). */
 static rlx_status bytes_lossy(tk_list *l, const char *s, size_t n) {

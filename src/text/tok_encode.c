@@ -14,22 +14,16 @@
 #include "import/json_util.h"
 #include "text/tokenizer.h"
 
-rlx_status rlx_tokenizer_load(const char *path, rlx_tokenizer **out) {
-  if (!path || !out) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_tokenizer_load: NULL argument");
-  char *text = NULL;
-  size_t len = 0;
-  rlx_status st = rlx_read_file(path, TK_MAX_FILE, &text, &len);
-  if (st) return st;
+rlx_status tk_tokenizer_from_text(const char *text, size_t len, const char *name, rlx_tokenizer **out) {
   cJSON *root = NULL;
-  st = rlx_json_parse(text, len, path, &root);
-  rlx_free(text);
+  rlx_status st = rlx_json_parse(text, len, name, &root);
   if (st) return st;
   rlx_tokenizer *t = rlx_calloc(1, sizeof *t);
   if (!t) {
     cJSON_Delete(root);
-    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory loading %s", path);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory loading %s", name);
   }
-  st = tk_load_json(t, root, path);
+  st = tk_load_json(t, root, name);
   cJSON_Delete(root);
   if (st) {
     rlx_tokenizer_destroy(t);
@@ -37,6 +31,17 @@ rlx_status rlx_tokenizer_load(const char *path, rlx_tokenizer **out) {
   }
   *out = t;
   return RLX_OK;
+}
+
+rlx_status rlx_tokenizer_load(const char *path, rlx_tokenizer **out) {
+  if (!path || !out) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_tokenizer_load: NULL argument");
+  char *text = NULL;
+  size_t len = 0;
+  rlx_status st = rlx_read_file(path, TK_MAX_FILE, &text, &len);
+  if (st) return st;
+  st = tk_tokenizer_from_text(text, len, path, out);
+  rlx_free(text);
+  return st;
 }
 
 void rlx_tokenizer_destroy(rlx_tokenizer *t) {

@@ -207,5 +207,7 @@ void tk_model_free(tk_model *m);
 /* ---- loading (tok_load.c) ---- */
 
 rlx_status tk_load_json(rlx_tokenizer *t, const cJSON *root, const char *path);
+/* rlx_tokenizer_load from a buffer (`name` stands for the file in messages). */
+rlx_status tk_tokenizer_from_text(const char *text, size_t len, const char *name, rlx_tokenizer **out);
 
 #endif
