@@ -490,8 +490,6 @@ static rlx_status load_model(tk_loader *L, const cJSON *jm, tk_model *m) {
   if ((st = load_vocab(L, jm, m))) return st;
   if (m->unk_token) m->unk = tk_vocab_get(&m->vocab, m->unk_token, strlen(m->unk_token));
   if (m->kind == MODEL_BPE) {
-    if (m->unk_token && m->unk < 0)
-      return ferr(L, RLX_ERR_FORMAT, "model.unk_token", "'%s' is not in the vocab", m->unk_token);
     for (int b = 0; b < 256; b++) {
       char name[8];
       snprintf(name, sizeof name, "<0x%02X>", b);

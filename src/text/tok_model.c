@@ -267,6 +267,10 @@ static rlx_status bpe_tokenize(const tk_model *m, const char *s, int32_t n, int3
         continue;
       }
     }
+    if (m->unk < 0 && m->unk_token) { /* tokenizers loads such a file, and fails here */
+      st = rlx_errorf(RLX_ERR_FORMAT, "BPE: unk_token '%.200s' is not in the vocab", m->unk_token);
+      break;
+    }
     if (m->unk < 0) continue; /* no unk_token: the character is dropped, as tokenizers */
     if (unk_id >= 0 && m->fuse_unk) {
       unk_len += cl;

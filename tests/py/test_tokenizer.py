@@ -214,6 +214,40 @@ def added_options(tmp):
 
 BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, bert, misc_bpe, whitespace_wordlevel, added_options]
 
+# transformers tokenizer classes built offline from the vocab (and merges) of
+# the trained tokenizers above: the layouts transformers itself writes.
+# Which trained vocab each takes: bl byte-level (gpt2), sp SentencePiece-style
+# (llama2), wp WordPiece (bert).
+TRANSFORMERS_PLAN = {
+    "LlamaTokenizer": "sp", "LlamaTokenizer/legacy=False": "sp", "GemmaTokenizer": "sp",
+    "CodeLlamaTokenizer": "sp", "Phi3Tokenizer": "sp", "Qwen2Tokenizer": "bl", "GPT2Tokenizer": "bl",
+    "RobertaTokenizer": "bl", "CLIPTokenizer": "bl", "GPTNeoXTokenizer": "bl", "CohereTokenizer": "bl",
+    "BartTokenizer": "bl", "WhisperTokenizer": "bl", "BertTokenizer": "wp", "DistilBertTokenizer": "wp",
+    "MPNetTokenizer": "wp", "LayoutLMTokenizer": "wp",
+}
+
+
+def transformers_tokenizer(tmp: Path, name: str, trained: dict) -> Path:
+    transformers = pytest.importorskip("transformers")
+    cls_name, _, opt = name.partition("/")
+    cls = getattr(transformers, cls_name, None)
+    if cls is None:
+        pytest.skip(f"transformers has no {cls_name}")
+    model = json.loads(trained[TRANSFORMERS_PLAN[name]].read_text())["model"]
+    kw = {"vocab": dict(model["vocab"])}
+    if model["type"] == "BPE":
+        kw["merges"] = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    if opt:
+        key, val = opt.split("=")
+        kw[key] = val == "True"
+    try:
+        tok = cls(**kw)
+    except Exception as e:  # a class this transformers cannot build offline
+        pytest.skip(f"{name} cannot be built from a vocab here: {e}")
+    out = tmp / name.replace("/", "_").replace("=", "_")
+    tok.save_pretrained(str(out))
+    return out / "tokenizer.json"
+
 
 def shipped_tokenizers():
     """tokenizer.json files that installed packages ship (none are fetched)."""
@@ -229,6 +263,7 @@ def shipped_tokenizers():
 def tokenizer_files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tok")
     files = {b.__name__: b(tmp) for b in BUILDERS}
+    files["bl"], files["sp"], files["wp"] = files["gpt2"], files["llama2"], files["bert"]
     for i, p in enumerate(shipped_tokenizers()):
         files[f"shipped{i}:{p}"] = p
     return files
@@ -240,9 +275,7 @@ def rlx_json(rlx_bin, path, *args):
     return json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("name", [b.__name__ for b in BUILDERS])
-def test_encode_decode_matches_tokenizers(rlx_bin, tokenizer_files, tmp_path, name):
-    path = tokenizer_files[name]
+def check_against_tokenizers(rlx_bin, path, tmp_path, name):
     ref = Tokenizer.from_file(str(path))
     mismatches = []
     checked = 0
@@ -267,6 +300,17 @@ def test_encode_decode_matches_tokenizers(rlx_bin, tokenizer_files, tmp_path, na
                 if "".join(got["stream"]) != got["text"]:
                     mismatches.append(f"[{i}] stream {got['stream']!r} != decode {got['text']!r}")
     assert not mismatches, f"{name}: {len(mismatches)} of {checked} differ:\n" + "\n".join(mismatches[:12])
+
+
+@pytest.mark.parametrize("name", [b.__name__ for b in BUILDERS])
+def test_encode_decode_matches_tokenizers(rlx_bin, tokenizer_files, tmp_path, name):
+    check_against_tokenizers(rlx_bin, tokenizer_files[name], tmp_path, name)
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMERS_PLAN))
+def test_transformers_layouts_match_tokenizers(rlx_bin, tokenizer_files, tmp_path, name):
+    path = transformers_tokenizer(tmp_path, name, tokenizer_files)
+    check_against_tokenizers(rlx_bin, path, tmp_path, name)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama2", "bert"])
