@@ -100,9 +100,15 @@ static rlx_status seg_add(tk_segs *g, int32_t s, int32_t e, int32_t id) {
 /* The longest added token (of the `normalized` kind) at s[i..n), or NULL. */
 static const tk_added *added_at(const rlx_tokenizer *t, bool normalized, const uint32_t *s, int32_t i, int32_t n) {
   const tk_added *best = NULL;
-  for (int32_t k = 0; k < t->n_added; k++) {
-    const tk_added *a = &t->added[k];
-    if (a->normalized != normalized || a->cps[0] != s[i] || a->n_cps > n - i) continue;
+  int32_t lo = 0, hi = t->n_added; /* the first token starting with s[i] */
+  while (lo < hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (t->added[t->added_order[mid]].cps[0] < s[i]) lo = mid + 1;
+    else hi = mid;
+  }
+  for (int32_t k = lo; k < t->n_added && t->added[t->added_order[k]].cps[0] == s[i]; k++) {
+    const tk_added *a = &t->added[t->added_order[k]];
+    if (a->normalized != normalized || a->n_cps > n - i) continue;
     if (best && a->n_cps <= best->n_cps) continue;
     if (!memcmp(a->cps, s + i, (size_t)a->n_cps * sizeof *s)) best = a;
   }

@@ -8,6 +8,7 @@
  * not supported".
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "import/json_util.h"
@@ -502,6 +503,11 @@ static rlx_status load_model(tk_loader *L, const cJSON *jm, tk_model *m) {
 
 /* ---- added tokens and post-processors ---- */
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 static rlx_status load_added(tk_loader *L, const cJSON *arr) {
   rlx_tokenizer *t = L->t;
   if (is_null(arr)) return RLX_OK;
@@ -555,6 +561,17 @@ static rlx_status load_added(tk_loader *L, const cJSON *arr) {
     i++;
   }
   t->n_added = i;
+  /* sorted by first code point, for the matcher's binary search */
+  t->added_order = rlx_pool_alloc(&t->pool, sizeof *t->added_order * (size_t)(i ? i : 1));
+  uint64_t *keys = rlx_malloc(sizeof *keys * (size_t)(i ? i : 1));
+  if (!t->added_order || !keys) {
+    rlx_free(keys);
+    return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading %s", L->path);
+  }
+  for (int32_t k = 0; k < i; k++) keys[k] = (uint64_t)t->added[k].cps[0] << 32 | (uint32_t)k;
+  qsort(keys, (size_t)i, sizeof *keys, cmp_u64);
+  for (int32_t k = 0; k < i; k++) t->added_order[k] = (int32_t)(uint32_t)keys[k];
+  rlx_free(keys);
   return RLX_OK;
 }
 

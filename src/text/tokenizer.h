@@ -165,6 +165,7 @@ struct rlx_tokenizer {
   tk_dec *dec;        /* NULL: tokens joined with spaces */
   tk_added *added;
   int32_t n_added;
+  int32_t *added_order; /* [n_added] indices of `added` sorted by first code point (pool) */
   tk_vocab ids;       /* every id's string: the model's and the added tokens' */
   bool *is_special;   /* [ids.n] */
   rlx_regex **regexes; /* every compiled pattern, for destroy */

@@ -116,11 +116,11 @@ def qwen2(tmp):
                                 specials=["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
 
 
-def _byte_fallback(tmp: Path, name: str, metaspace: bool):
+def _byte_fallback(tmp: Path, name: str, metaspace: bool, scheme="first", split=False):
     tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
     if metaspace:
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
-        tok.decoder = decoders.Sequence([decoders.Metaspace(replacement="▁", prepend_scheme="first"),
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=split)
+        tok.decoder = decoders.Sequence([decoders.Metaspace(replacement="▁", prepend_scheme=scheme),
                                          decoders.ByteFallback(), decoders.Fuse()])
     else:
         tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
@@ -146,6 +146,10 @@ def llama2(tmp):
 
 def metaspace_bf(tmp):
     return _byte_fallback(tmp, "metaspace", metaspace=True)
+
+
+def metaspace_split(tmp):
+    return _byte_fallback(tmp, "metaspace_split", metaspace=True, scheme="always", split=True)
 
 
 def bert(tmp):
@@ -212,7 +216,7 @@ def added_options(tmp):
     return path
 
 
-BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, bert, misc_bpe, whitespace_wordlevel, added_options]
+BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, metaspace_split, bert, misc_bpe, whitespace_wordlevel, added_options]
 
 # transformers tokenizer classes built offline from the vocab (and merges) of
 # the trained tokenizers above: the layouts transformers itself writes.
