@@ -399,6 +399,9 @@ static rlx_status load_dec(tk_loader *L, const cJSON *j, const char *where, int 
 static rlx_status load_vocab(tk_loader *L, const cJSON *jm, tk_model *m) {
   const cJSON *v = get(jm, "vocab"), *e;
   if (!cJSON_IsObject(v)) return ferr(L, RLX_ERR_FORMAT, "model.vocab", "must be an object of token: id", NULL);
+  int count = cJSON_GetArraySize(v);
+  rlx_status rs = tk_vocab_reserve(&m->vocab, (uint32_t)count, count);
+  if (rs) return rs;
   cJSON_ArrayForEach(e, v) {
     int64_t id = 0;
     size_t len = strlen(e->string);
@@ -693,6 +696,7 @@ rlx_status tk_load_json(rlx_tokenizer *t, const cJSON *root, const char *path) {
   if ((st = load_model(&L, get(root, "model"), &t->model))) return st;
   /* the id table: the model's tokens, then the added tokens over them */
   const tk_vocab *mv = &t->model.vocab;
+  if ((st = tk_vocab_reserve(&t->ids, mv->count + 256, mv->n))) return st;
   for (int32_t id = 0; id < mv->n; id++)
     if (mv->tok[id] && (st = tk_vocab_put(&t->ids, &t->pool, mv->tok[id], (size_t)mv->len[id], id))) return st;
   if ((st = load_added(&L, get(root, "added_tokens")))) return st;

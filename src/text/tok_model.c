@@ -13,15 +13,20 @@
 static uint32_t fnv(const char *s, size_t n) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  return h;
+  h ^= h >> 16; /* FNV's low bits cluster under linear probing: mix them (murmur3's finalizer) */
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
 }
 
 int32_t tk_vocab_get(const tk_vocab *v, const char *s, size_t len) {
   if (!v->cap) return -1;
-  for (uint32_t j = fnv(s, len) & (v->cap - 1);; j = (j + 1) & (v->cap - 1)) {
+  uint32_t h = fnv(s, len);
+  for (uint32_t j = h & (v->cap - 1);; j = (j + 1) & (v->cap - 1)) {
     int32_t id = v->slots[j];
     if (id < 0) return -1;
-    if ((size_t)v->len[id] == len && !memcmp(v->tok[id], s, len)) return id;
+    if (v->hash[id] == h && (size_t)v->len[id] == len && !memcmp(v->tok[id], s, len)) return id;
   }
 }
 
@@ -32,7 +37,7 @@ static rlx_status vocab_rehash(tk_vocab *v, uint32_t ncap) {
   for (uint32_t i = 0; i < v->cap; i++) {
     int32_t id = v->slots[i];
     if (id < 0) continue;
-    uint32_t j = fnv(v->tok[id], (size_t)v->len[id]) & (ncap - 1);
+    uint32_t j = v->hash[id] & (ncap - 1);
     while (slots[j] >= 0) j = (j + 1) & (ncap - 1);
     slots[j] = id;
   }
@@ -42,36 +47,51 @@ static rlx_status vocab_rehash(tk_vocab *v, uint32_t ncap) {
   return RLX_OK;
 }
 
-/* Maps s -> id (a string already present keeps its first id, as a JSON
- * object with a repeated key would not be; the loader refuses repeats) and
- * id -> s (an id already holding a string is replaced). */
+static rlx_status vocab_grow_ids(tk_vocab *v, int32_t need) {
+  if (need <= v->idcap) return RLX_OK;
+  int32_t c1 = v->idcap, c2 = v->idcap, c3 = v->idcap;
+  rlx_status st = rlx_grow((void **)&v->tok, &c1, need, sizeof *v->tok);
+  if (!st) st = rlx_grow((void **)&v->len, &c2, c1, sizeof *v->len);
+  if (!st) st = rlx_grow((void **)&v->hash, &c3, c1, sizeof *v->hash);
+  if (st) return st;
+  v->idcap = c1;
+  return RLX_OK;
+}
+
+rlx_status tk_vocab_reserve(tk_vocab *v, uint32_t count, int32_t ids) {
+  if (ids > TK_MAX_VOCAB) ids = TK_MAX_VOCAB;
+  rlx_status st = vocab_grow_ids(v, ids);
+  if (st) return st;
+  uint32_t cap = v->cap ? v->cap : 1024;
+  while (cap < (uint32_t)TK_MAX_VOCAB * 2 && cap / 2 < count + 1) cap *= 2;
+  return cap > v->cap ? vocab_rehash(v, cap) : RLX_OK;
+}
+
+/* Maps s -> id (a string already present keeps its first id; the loader
+ * refuses repeats in a vocab) and id -> s (an id already holding a string
+ * is given the new one). */
 rlx_status tk_vocab_put(tk_vocab *v, rlx_pool *pool, const char *s, size_t len, int32_t id) {
   if (id < 0 || id >= TK_MAX_VOCAB) return rlx_errorf(RLX_ERR_FORMAT, "token id %d out of range", id);
-  if (id >= v->idcap) {
-    int32_t cap = v->idcap, cap2 = v->idcap;
-    rlx_status st = rlx_grow((void **)&v->tok, &cap, id + 1, sizeof *v->tok);
-    if (!st) st = rlx_grow((void **)&v->len, &cap2, cap, sizeof *v->len);
-    if (st) return st;
-    v->idcap = cap;
-  }
+  rlx_status st = vocab_grow_ids(v, id + 1);
+  if (st) return st;
   if (id >= v->n) v->n = id + 1;
-  if ((v->count + 1) * 2 > v->cap) {
-    rlx_status st = vocab_rehash(v, v->cap ? v->cap * 2 : 1024);
-    if (st) return st;
-  }
+  if ((v->count + 1) * 2 > v->cap && (st = vocab_rehash(v, v->cap ? v->cap * 2 : 1024))) return st;
   char *copy = rlx_pool_alloc(pool, len + 1);
   if (!copy) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory reading a vocabulary");
   memcpy(copy, s, len);
-  bool had = v->tok[id] != NULL;
-  if (had) { /* drop the old string's slot: rebuild is simplest and rare */
-    v->tok[id] = copy;
-    v->len[id] = (int32_t)len;
-    return vocab_rehash(v, v->cap);
+  uint32_t h = fnv(s, len);
+  if (v->tok[id]) { /* replacing: drop the id's slot, then insert it afresh */
+    for (uint32_t j = v->hash[id] & (v->cap - 1); v->slots[j] >= 0; j = (j + 1) & (v->cap - 1))
+      if (v->slots[j] == id) {
+        v->tok[id] = copy, v->len[id] = (int32_t)len, v->hash[id] = h;
+        return vocab_rehash(v, v->cap); /* linear probing: rebuild rather than leave a hole */
+      }
   }
   v->tok[id] = copy;
   v->len[id] = (int32_t)len;
+  v->hash[id] = h;
   if (tk_vocab_get(v, s, len) >= 0) return RLX_OK; /* another id has the string: keep the first */
-  uint32_t j = fnv(s, len) & (v->cap - 1);
+  uint32_t j = h & (v->cap - 1);
   while (v->slots[j] >= 0) j = (j + 1) & (v->cap - 1);
   v->slots[j] = id;
   v->count++;
@@ -81,6 +101,7 @@ rlx_status tk_vocab_put(tk_vocab *v, rlx_pool *pool, const char *s, size_t len, 
 void tk_vocab_free(tk_vocab *v) {
   rlx_free(v->tok);
   rlx_free(v->len);
+  rlx_free(v->hash);
   rlx_free(v->slots);
   memset(v, 0, sizeof *v);
 }

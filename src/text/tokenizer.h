@@ -37,6 +37,7 @@
 typedef struct tk_vocab {
   char **tok;      /* [n] id -> NUL-terminated token (pool), NULL for a gap */
   int32_t *len;    /* [n] */
+  uint32_t *hash;  /* [n] the hash of tok[id], kept for rehashing and probing */
   int32_t n;       /* max id + 1 */
   int32_t idcap;   /* allocated entries of tok and len */
   int32_t *slots;  /* open-addressing hash of ids, -1 empty, [cap] */
@@ -44,6 +45,8 @@ typedef struct tk_vocab {
 } tk_vocab;
 
 int32_t tk_vocab_get(const tk_vocab *v, const char *s, size_t len);
+/* Sizes the table for `count` strings and ids below `ids` (avoids regrowth). */
+rlx_status tk_vocab_reserve(tk_vocab *v, uint32_t count, int32_t ids);
 rlx_status tk_vocab_put(tk_vocab *v, rlx_pool *pool, const char *s, size_t len, int32_t id);
 void tk_vocab_free(tk_vocab *v);
 
