@@ -420,7 +420,9 @@ RLX_API int rlx_tokenizer_is_special(const rlx_tokenizer *tok, int32_t id);
  * tokens (byte-level or <0xNN> byte-fallback tokens) are held back until it
  * completes, and invalid sequences come out as U+FFFD. The concatenation of
  * every push and the final flush equals rlx_tokenizer_decode of the same
- * ids. The stream borrows tok, which must outlive it. */
+ * ids wherever the decoded bytes are valid UTF-8 (an invalid run of <0xNN>
+ * tokens streams as one U+FFFD per maximal invalid subpart, where the full
+ * decode gives one per byte). The stream borrows tok, which must outlive it. */
 RLX_API rlx_status rlx_token_stream_create(const rlx_tokenizer *tok, int skip_special,
                                            rlx_token_stream **stream_out);
 /* *text_out (NUL-terminated, *len_out bytes, which may be 0) stays valid

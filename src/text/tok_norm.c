@@ -36,7 +36,7 @@ static bool is_chinese(uint32_t c) {
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-/* Keeps the code points for which keep() holds (in place). */
+/* Drops the code points for which drop() holds (in place). */
 static void filter(rlx_uc_buf *b, bool (*drop)(uint32_t)) {
   int32_t w = 0;
   for (int32_t i = 0; i < b->n; i++)

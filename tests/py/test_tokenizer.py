@@ -29,6 +29,13 @@ LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{
                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# two more families' split patterns, for the regex engine: GPT-4o's (o200k) and DeepSeek-V3's
+O200K_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+                 r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+                 r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+DEEPSEEK_PATTERNS = [r"\p{N}{1,3}", "[一-龥\u3040-ゟ゠-ヿ]+",
+                     r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"
+                     r"| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
 
 CORPUS = [
     "",
@@ -114,6 +121,18 @@ def qwen2(tmp):
     return _train_bpe_bytelevel(tmp, "qwen2", pre, normalizer=normalizers.NFC(),
                                 post=lambda t: processors.ByteLevel(trim_offsets=False),
                                 specials=["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+
+
+def o200k(tmp):
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(O200K_PATTERN), "isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return _train_bpe_bytelevel(tmp, "o200k", pre, specials=["<|endoftext|>"])
+
+
+def deepseek(tmp):
+    splits = [pre_tokenizers.Split(Regex(p), "isolated") for p in DEEPSEEK_PATTERNS]
+    pre = pre_tokenizers.Sequence(splits + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return _train_bpe_bytelevel(tmp, "deepseek", pre, specials=["<｜begin▁of▁sentence｜>"])
 
 
 def _byte_fallback(tmp: Path, name: str, metaspace: bool, scheme="first", split=False):
@@ -216,7 +235,7 @@ def added_options(tmp):
     return path
 
 
-BUILDERS = [gpt2, llama3, qwen2, llama2, metaspace_bf, metaspace_split, bert, misc_bpe, whitespace_wordlevel, added_options]
+BUILDERS = [gpt2, llama3, qwen2, o200k, deepseek, llama2, metaspace_bf, metaspace_split, bert, misc_bpe, whitespace_wordlevel, added_options]
 
 # transformers tokenizer classes built offline from the vocab (and merges) of
 # the trained tokenizers above: the layouts transformers itself writes.
