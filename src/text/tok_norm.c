@@ -259,20 +259,17 @@ static rlx_status split_apply(tk_events *ev, tk_split_mode mode, bool invert, co
 
 static bool byte_is_printable(unsigned b) { return (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE; }
 
+/* The 68 other bytes, in order, map to U+0100..U+0143: 0x00-0x20 (33),
+ * 0x7F-0xA0 (34), 0xAD (1). */
 uint32_t tk_byte_to_cp(unsigned b) {
   if (byte_is_printable(b)) return b;
-  uint32_t n = 0; /* the non-printable bytes in order map to 256, 257, ... */
-  for (unsigned k = 0; k < b; k++) n += !byte_is_printable(k);
-  return 256 + n;
+  return 256 + (b <= 0x20 ? b : b <= 0xA0 ? 33 + (b - 0x7F) : 67);
 }
 
 int tk_cp_to_byte(uint32_t cp) {
   if (cp < 256) return byte_is_printable(cp) ? (int)cp : -1;
-  if (cp >= 256 + 68) return -1;
-  uint32_t n = 0;
-  for (unsigned k = 0; k < 256; k++)
-    if (!byte_is_printable(k) && n++ == cp - 256) return (int)k;
-  return -1;
+  uint32_t n = cp - 256;
+  return n <= 32 ? (int)n : n <= 66 ? (int)(0x7F + n - 33) : n == 67 ? 0xAD : -1;
 }
 
 /* ---- pre-tokenizers ---- */
