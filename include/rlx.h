@@ -389,8 +389,8 @@ typedef struct rlx_token_stream rlx_token_stream;
 RLX_API rlx_status rlx_tokenizer_load(const char *path, rlx_tokenizer **tok_out);
 RLX_API void rlx_tokenizer_destroy(rlx_tokenizer *tok);
 
-/* Encodes text[0..len) (valid UTF-8, else RLX_ERR_INVALID_ARGUMENT naming
- * the byte offset). With add_special, the post-processor's tokens are added
+/* Encodes text[0..len) (valid UTF-8 of at most 256 MiB, else
+ * RLX_ERR_INVALID_ARGUMENT naming the byte offset). With add_special, the post-processor's tokens are added
  * (BOS for Llama, [CLS] ... [SEP] for BERT). Writes the first min(n, cap)
  * ids to ids and the count n to *n_out, so a call with cap 0 (ids may be
  * NULL) sizes the buffer, as snprintf. */

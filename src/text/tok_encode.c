@@ -206,7 +206,7 @@ rlx_status rlx_tokenizer_encode(const rlx_tokenizer *t, const char *text, size_t
                                 int32_t *ids_out, size_t cap, size_t *n_out) {
   if (!t || (!text && len) || !n_out || (!ids_out && cap))
     return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "rlx_tokenizer_encode: NULL argument");
-  if (len > TK_MAX_TEXT) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "text of %zu bytes is over the 1 GiB limit", len);
+  if (len > TK_MAX_TEXT) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "text of %zu bytes is over the 256 MiB limit", len);
   rlx_uc_buf b = {0};
   tk_ids ids = {0};
   tk_segs g = {0};

@@ -30,7 +30,7 @@
 #define TK_MAX_FILE ((size_t)1 << 30) /* bytes of tokenizer.json */
 #define TK_MAX_TOKEN 1024             /* bytes of one vocab or added token */
 #define TK_MAX_VOCAB (1 << 24)        /* ids */
-#define TK_MAX_TEXT ((size_t)1 << 30) /* bytes of text to encode */
+#define TK_MAX_TEXT ((size_t)1 << 28) /* bytes of text to encode */
 
 /* ---- a vocabulary: id <-> byte string ---- */
 

@@ -150,7 +150,7 @@ uint32_t rlx_uc_fold(uint32_t cp) {
 
 rlx_status rlx_uc_push(rlx_uc_buf *b, uint32_t cp) {
   if (b->n == b->cap) {
-    if (b->cap > (INT32_MAX / 2)) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "text too long");
+    if (b->cap >= RLX_UC_MAX_LEN) return rlx_errorf(RLX_ERR_INVALID_ARGUMENT, "text longer than 2^28 characters");
     rlx_status st = rlx_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v);
     if (st) return st;
   }

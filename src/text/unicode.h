@@ -89,6 +89,9 @@ uint32_t rlx_uc_fold(uint32_t cp);
 
 /* ---- code-point buffers and whole-string transforms ---- */
 
+/* At most this many code points in a buffer, so 4 * n bytes of UTF-8 fit an int32. */
+#define RLX_UC_MAX_LEN (1 << 28)
+
 typedef struct rlx_uc_buf {
   uint32_t *v;
   int32_t n, cap;
