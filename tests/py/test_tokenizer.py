@@ -2,12 +2,14 @@
 
 Tokenizers of each kind rlx supports are trained here with `tokenizers`
 (nothing is downloaded): byte-level BPE with GPT-2's pre-tokenizer, with
-Llama-3's split regex and with Qwen2's (NFC + its regex), SentencePiece-style
-BPE with byte fallback (Llama-2's normalizer layout and the Metaspace
-layout), WordPiece (BERT, lowercase + strip accents), and a BPE with a
-subword prefix, an end-of-word suffix and the Digits / Punctuation /
-WhitespaceSplit pre-tokenizers. Any tokenizer.json that installed packages
-ship is checked as well. For each, `rlx tokenize --json` must give the ids
+Llama-3's split regex, with Qwen2's (NFC + its regex), GPT-4o's and
+DeepSeek-V3's; SentencePiece-style BPE with byte fallback (Llama-2's
+normalizer layout and two Metaspace layouts); WordPiece (BERT, lowercase +
+strip accents); a BPE with a subword prefix, an end-of-word suffix and the
+Digits / Punctuation / WhitespaceSplit pre-tokenizers; WordLevel; added
+tokens with lstrip / rstrip / single_word / normalized. Then 16 transformers
+tokenizer classes write their layouts from those vocabularies (offline).
+Any tokenizer.json that installed packages ship is checked as well. For each, `rlx tokenize --json` must give the ids
 of encode(...).ids on every corpus string, with and without special tokens,
 the same decode, and a streamed decode whose pieces concatenate to it.
 """
