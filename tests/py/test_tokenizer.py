@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_rlx
+from conftest import REPO, run_rlx
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -275,10 +275,11 @@ def transformers_tokenizer(tmp: Path, name: str, trained: dict) -> Path:
 
 
 def shipped_tokenizers():
-    """tokenizer.json files that installed packages ship (none are fetched)."""
+    """tokenizer.json files that installed packages ship and the repository's
+    example exports carry (none are fetched)."""
     roots = {Path(p) for p in site.getsitepackages() + [site.getusersitepackages()] if Path(p).is_dir()}
     roots |= {Path(p) for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()}
-    found = []
+    found = sorted((REPO / "examples").rglob("tokenizer.json"))
     for r in sorted(roots):
         found += sorted(r.rglob("tokenizer.json"))
     return found
@@ -360,18 +361,16 @@ def test_streaming_holds_back_partial_utf8(rlx_bin, tokenizer_files):
     assert any(piece.strip() == "😀" or "😀" in piece for piece in got["stream"])
 
 
-def test_shipped_tokenizer_files(rlx_bin, tokenizer_files):
+def test_shipped_tokenizer_files(rlx_bin, tokenizer_files, tmp_path):
     shipped = {k: v for k, v in tokenizer_files.items() if k.startswith("shipped")}
     if not shipped:
-        pytest.skip("no installed package ships a tokenizer.json")
+        pytest.skip("no installed package or example ships a tokenizer.json")
     for name, path in shipped.items():
-        ref = Tokenizer.from_file(str(path))
-        for text in CORPUS[:12]:
-            got = run_rlx(rlx_bin, "tokenize", path, "--json", "--text", text, timeout=60)
-            if got.returncode != 0:
-                assert "not supported" in got.stderr, f"{path}: {got.stderr}"
-                break
-            assert json.loads(got.stdout)["ids"] == ref.encode(text).ids, f"{path}: {text!r}"
+        probe = run_rlx(rlx_bin, "tokenize", path, "--text", "x", timeout=60)
+        if probe.returncode != 0:  # a kind rlx refuses must say so, naming the component
+            assert "not supported" in probe.stderr, f"{path}: {probe.stderr}"
+            continue
+        check_against_tokenizers(rlx_bin, path, tmp_path, name)
 
 
 def test_unsupported_component_is_named(rlx_bin, tokenizer_files, tmp_path):
