@@ -367,6 +367,74 @@ RLX_API rlx_status rlx_generator_rewind(rlx_generator *gen, int64_t pos);
 RLX_API rlx_status rlx_generate(rlx_generator *gen, const int32_t *prompt, int32_t n_prompt,
                                 const rlx_generate_options *opts, rlx_generate_stats *stats);
 
+/* ---- tokenizer ---------------------------------------------------------- */
+
+/* A text tokenizer read from a Hugging Face `tokenizer.json`: byte-level BPE
+ * (GPT-2, Llama-3, Qwen2), SentencePiece-style BPE with byte fallback
+ * (Llama-2, Mistral), WordPiece (BERT) and WordLevel, with their
+ * normalizers, pre-tokenizers, added and special tokens, post-processors and
+ * decoders; ids match the `tokenizers` library's encode(...).ids. What the
+ * file asks for and rlx does not implement (a component type, a field value)
+ * fails to load with RLX_ERR_UNSUPPORTED naming its JSON path. The file's
+ * `truncation` and `padding` settings are not applied: encode returns the
+ * whole sequence. docs/design.md ("Tokenizer") lists what is supported.
+ *
+ * Text is UTF-8. A tokenizer is immutable after loading and may be shared
+ * by threads; a token stream belongs to one thread at a time. */
+typedef struct rlx_tokenizer rlx_tokenizer;
+typedef struct rlx_token_stream rlx_token_stream;
+
+/* Loads `path` (RLX_ERR_IO, RLX_ERR_FORMAT naming the JSON path of a
+ * malformed field, RLX_ERR_UNSUPPORTED). */
+RLX_API rlx_status rlx_tokenizer_load(const char *path, rlx_tokenizer **tok_out);
+RLX_API void rlx_tokenizer_destroy(rlx_tokenizer *tok);
+
+/* Encodes text[0..len) (valid UTF-8 of at most 256 MiB, else
+ * RLX_ERR_INVALID_ARGUMENT naming the byte offset). With add_special, the post-processor's tokens are added
+ * (BOS for Llama, [CLS] ... [SEP] for BERT). Writes the first min(n, cap)
+ * ids to ids and the count n to *n_out, so a call with cap 0 (ids may be
+ * NULL) sizes the buffer, as snprintf. */
+RLX_API rlx_status rlx_tokenizer_encode(const rlx_tokenizer *tok, const char *text, size_t len,
+                                        int add_special, int32_t *ids, size_t cap, size_t *n_out);
+
+/* Decodes ids[0..n) to UTF-8 (invalid byte sequences become U+FFFD as in
+ * `tokenizers`); with skip_special, special tokens are left out. Writes at
+ * most cap - 1 bytes and a NUL to text (when cap > 0) and the full length to
+ * *len_out, as snprintf. An id outside the vocabulary is
+ * RLX_ERR_INVALID_ARGUMENT. */
+RLX_API rlx_status rlx_tokenizer_decode(const rlx_tokenizer *tok, const int32_t *ids, size_t n,
+                                        int skip_special, char *text, size_t cap, size_t *len_out);
+
+/* Ids are 0 .. vocab_size - 1 (gaps possible); this counts the added tokens. */
+RLX_API int32_t rlx_tokenizer_vocab_size(const rlx_tokenizer *tok);
+/* The id of a token string, e.g. "<|endoftext|>" (RLX_ERR_NOT_FOUND). */
+RLX_API rlx_status rlx_tokenizer_token_id(const rlx_tokenizer *tok, const char *token,
+                                          int32_t *id_out);
+/* The token string of an id (owned by the tokenizer), or NULL. */
+RLX_API const char *rlx_tokenizer_id_to_token(const rlx_tokenizer *tok, int32_t id);
+/* Whether an id is a special added token. */
+RLX_API int rlx_tokenizer_is_special(const rlx_tokenizer *tok, int32_t id);
+
+/* A streaming decoder: push one id at a time, get the text it completes.
+ * Only complete UTF-8 comes out; the bytes of a character split across
+ * tokens (byte-level or <0xNN> byte-fallback tokens) are held back until it
+ * completes, and invalid sequences come out as U+FFFD. The concatenation of
+ * every push and the final flush equals rlx_tokenizer_decode of the same
+ * ids wherever the decoded bytes are valid UTF-8 (an invalid run of <0xNN>
+ * tokens streams as one U+FFFD per maximal invalid subpart, where the full
+ * decode gives one per byte). The stream borrows tok, which must outlive it. */
+RLX_API rlx_status rlx_token_stream_create(const rlx_tokenizer *tok, int skip_special,
+                                           rlx_token_stream **stream_out);
+/* *text_out (NUL-terminated, *len_out bytes, which may be 0) stays valid
+ * until the next call on the stream. */
+RLX_API rlx_status rlx_token_stream_push(rlx_token_stream *stream, int32_t id,
+                                         const char **text_out, size_t *len_out);
+/* Ends the text: what is held back comes out (as U+FFFD) and the stream
+ * starts afresh. */
+RLX_API rlx_status rlx_token_stream_flush(rlx_token_stream *stream, const char **text_out,
+                                          size_t *len_out);
+RLX_API void rlx_token_stream_destroy(rlx_token_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh TARGET SECONDS [libFuzzer args...]
 #   scripts/fuzz.sh all SECONDS [libFuzzer args...]     each target in turn
 #
-# TARGET is safetensors, npy or torch_ir. Configures and builds build-fuzz
+# TARGET is safetensors, npy, torch_ir or tokenizer. Configures and builds build-fuzz
 # with clang (RLX_FUZZ=ON) when needed, then fuzzes one process for SECONDS
 # with the target's dictionary (tests/fuzz/TARGET.dict) and a working corpus
 # build-fuzz/corpus/TARGET, seeded from tests/fuzz/corpus/TARGET (the repo's
@@ -20,7 +20,7 @@
 # Environment: CLANG (default clang) names the compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(safetensors npy torch_ir)
+targets=(safetensors npy torch_ir tokenizer)
 if [ $# -lt 2 ]; then
   echo "usage: $0 {${targets[*]// /|}|all} SECONDS [libFuzzer args...]" >&2
   exit 2
@@ -29,7 +29,7 @@ which=$1 secs=$2
 shift 2
 case "$which" in
   all) run=("${targets[@]}") ;;
-  safetensors | npy | torch_ir) run=("$which") ;;
+  safetensors | npy | torch_ir | tokenizer) run=("$which") ;;
   *) echo "fuzz.sh: unknown target '$which' (${targets[*]} or all)" >&2; exit 2 ;;
 esac
 [[ "$secs" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$secs'" >&2; exit 2; }

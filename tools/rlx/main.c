@@ -20,6 +20,7 @@ static void usage(FILE *f) {
           "                [--shape NAME=AxB]... [--binding 'NAME=AxB,NAME=C']...   at other shapes (dynamic\n"
           "                 models; several --binding alternate)\n"
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
+          "  rlx tokenize TOKENIZER.json (--text T | --file F) [--no-special] [--decode 1,2,3]   encode / decode text\n"
           "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n"
           "  rlx generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
           "               [--min-p P] [--repetition-penalty R] [--seed S]   text generation with an export of\n"
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 2, argv + 2);
   if (!strcmp(cmd, "ops")) return cmd_ops(argc - 2, argv + 2);
   if (!strcmp(cmd, "generate")) return cmd_generate(argc - 2, argv + 2);
+  if (!strcmp(cmd, "tokenize")) return cmd_tokenize(argc - 2, argv + 2);
   fprintf(stderr, "rlx: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return 2;
