@@ -126,6 +126,8 @@ def test_generate_bad_input(exported, rlx_bin, tmp_path):
     assert r.returncode == 2 and "pass the context of 96 tokens" in r.stderr
     r = run_rlx(rlx_bin, "generate", out, "--prompt-ids", "1,x")
     assert r.returncode == 2 and "expected ids like 1,2,3" in r.stderr
+    r = run_rlx(rlx_bin, "generate", out, "--prompt", "hello")  # this export has no tokenizer
+    assert r.returncode == 2 and "--prompt needs the export's tokenizer.json" in r.stderr
     r = run_rlx(rlx_bin, "generate", out, "--prompt-ids", "1", "--top-p", "2")
     assert r.returncode == 2 and "--top-p 2" in r.stderr
     # an export of another kind: no generation.json
@@ -158,3 +160,24 @@ def test_export_llm_cli(rlx_bin, tmp_path):
     assert meta["eos_token_ids"] == [2] and meta["max_seq"] == 256
     v = run_rlx(rlx_bin, "verify", out)
     assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_prompt_text_through_the_tokenizer(rlx_bin):
+    """--prompt encodes with the export's tokenizer.json (the `tokenizers`
+    library's ids), and the streamed text is the decode of the ids."""
+    from tokenizers import Tokenizer
+    out = REPO / "examples" / "models" / "tiny_llm"
+    tok = Tokenizer.from_file(str(out / "tokenizer.json"))
+    text = "The quick brown fox, 2026 — déjà vu"
+    ids = tok.encode(text).ids
+    a = run_rlx(rlx_bin, "generate", out, "--prompt", text, "--max-new-tokens", 16, "--no-stop")
+    b = run_rlx(rlx_bin, "generate", out, "--prompt-ids", ",".join(map(str, ids)), "--max-new-tokens", 16,
+                "--no-stop")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    gen = ids_line(a.stdout)
+    assert gen == ids_line(b.stdout) and len(gen) == 16
+    assert f"prefill {len(ids)} tokens" in a.stderr
+    streamed = a.stdout.split("\nids:")[0]
+    assert streamed == tok.decode(gen, skip_special_tokens=True)
+    r = run_rlx(rlx_bin, "generate", out, "--prompt", "x", "--prompt-ids", "1")
+    assert r.returncode == 2 and "usage" in r.stderr

@@ -2,11 +2,13 @@
  * cmd_generate.c — `rlx generate DIR`: text generation with an export of
  * `python3 -m rlx.export_llm` (docs/design.md, "Text generation").
  *
- *   rlx generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] [--top-k K]
+ *   rlx generate DIR (--prompt TEXT | --prompt-ids 1,2,3) [--max-new-tokens N] [--temperature T] [--top-k K]
  *                [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S] [--no-stop]
  *                [--force-ids 4,5,...] [--logits-out FILE.npy] [--threads N]
  *
- * Prints the generated ids on one line starting "ids:", then the prefill and
+ * Streams the generated text (decoded with the export's tokenizer.json, whose
+ * encoding of --prompt, special tokens added, is the prompt; without one,
+ * the ids), then prints the ids on one line starting "ids:", and the prefill and
  * decode speeds. Greedy unless a sampling option is given (the export's
  * generation.json defaults otherwise apply: max_new_tokens, eos as stop).
  * --force-ids feeds the given tokens instead of the generated ones (teacher
@@ -15,6 +17,7 @@
  * --logits-out writes every step's logits as f32 [steps, vocab].
  */
 #include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +66,7 @@ static int number(const char *cmd, const char *opt, const char *val, double lo, 
 int cmd_generate(int argc, char **argv) {
   rlx_compile_options copts;
   rlx_compile_options_init(&copts);
-  const char *dir = NULL, *ids_arg = NULL, *force_arg = NULL, *logits_out = NULL;
+  const char *dir = NULL, *ids_arg = NULL, *text_arg = NULL, *force_arg = NULL, *logits_out = NULL;
   double max_new = -1, temp = -1, top_k = -1, top_p = -1, min_p = -1, rep = -1, seed = 0;
   bool no_stop = false, quiet = false;
   for (int i = 0; i < argc; i++) {
@@ -93,9 +96,7 @@ int cmd_generate(int argc, char **argv) {
       else if (!strcmp(a, "--min-p")) bad = number("generate", a, v, 0, 1, &min_p);
       else if (!strcmp(a, "--repetition-penalty")) bad = number("generate", a, v, 1e-6, 1e6, &rep);
       else if (!strcmp(a, "--seed")) bad = number("generate", a, v, 0, 18446744073709551615.0, &seed);
-      else if (!strcmp(a, "--prompt"))
-        return cli_usage("generate", "--prompt needs the C tokenizer, which this build does not have yet: "
-                                     "give --prompt-ids");
+      else if (!strcmp(a, "--prompt")) text_arg = v;
       else return cli_usage("generate", "unknown option %s", a);
       if (bad) return bad;
     } else if (!dir) {
@@ -104,11 +105,46 @@ int cmd_generate(int argc, char **argv) {
       return cli_usage("generate", "more than one directory given");
     }
   }
-  if (!dir || !ids_arg)
-    return cli_usage("generate", "usage: rlx generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] "
-                                 "[--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S]");
+  if (!dir || (!ids_arg == !text_arg))
+    return cli_usage("generate", "usage: rlx generate DIR (--prompt TEXT | --prompt-ids 1,2,3) [--max-new-tokens N] "
+                                 "[--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] "
+                                 "[--seed S]");
   int32_t *prompt = NULL, *force = NULL, n_prompt = 0, n_force = 0;
-  if (parse_ids(ids_arg, &prompt, &n_prompt)) return cli_usage("generate", "--prompt-ids %s: expected ids like 1,2,3", ids_arg);
+  if (ids_arg && parse_ids(ids_arg, &prompt, &n_prompt))
+    return cli_usage("generate", "--prompt-ids %s: expected ids like 1,2,3", ids_arg);
+  /* the export's tokenizer: --prompt text is encoded with it (special tokens
+   * added: BOS), and the generated tokens stream out as text */
+  rlx_tokenizer *tkz = NULL;
+  rlx_token_stream *stream = NULL;
+  char tpath[4096];
+  snprintf(tpath, sizeof tpath, "%s/tokenizer.json", dir);
+  if (access(tpath, F_OK) == 0 || text_arg) {
+    if (rlx_tokenizer_load(tpath, &tkz)) {
+      fprintf(stderr, "rlx generate: error: %s%s\n", rlx_last_error(),
+              text_arg ? " (--prompt needs the export's tokenizer.json; --prompt-ids takes ids)" : "");
+      free(prompt);
+      return 2;
+    }
+    if (rlx_token_stream_create(tkz, 1, &stream)) {
+      fprintf(stderr, "rlx generate: error: %s\n", rlx_last_error());
+      rlx_tokenizer_destroy(tkz);
+      free(prompt);
+      return 2;
+    }
+  }
+  if (text_arg) {
+    size_t n = 0, len = strlen(text_arg);
+    if (!rlx_tokenizer_encode(tkz, text_arg, len, 1, NULL, 0, &n) && n > 0 && n <= INT32_MAX &&
+        (prompt = malloc(sizeof(int32_t) * n)) && !rlx_tokenizer_encode(tkz, text_arg, len, 1, prompt, n, &n)) {
+      n_prompt = (int32_t)n;
+    } else {
+      fprintf(stderr, "rlx generate: error: --prompt: %s\n", n == 0 ? "the text encodes to no token" : rlx_last_error());
+      free(prompt);
+      rlx_token_stream_destroy(stream);
+      rlx_tokenizer_destroy(tkz);
+      return 2;
+    }
+  }
   if (force_arg && parse_ids(force_arg, &force, &n_force)) {
     free(prompt);
     return cli_usage("generate", "--force-ids %s: expected ids like 1,2,3", force_arg);
@@ -165,8 +201,11 @@ int cmd_generate(int argc, char **argv) {
         break;
       }
       out_ids[n_out++] = tok;
-      if (!quiet && !force) {
-        printf("%s%d", i ? " " : "", tok); /* streamed as they come */
+      if (!quiet && !force) { /* streamed as they come: text with a tokenizer, else ids */
+        const char *piece;
+        size_t plen;
+        if (stream && !rlx_token_stream_push(stream, tok, &piece, &plen)) fwrite(piece, 1, plen, stdout);
+        else if (!stream) printf("%s%d", i ? " " : "", tok);
         fflush(stdout);
       }
       bool stop = false;
@@ -188,6 +227,9 @@ int cmd_generate(int argc, char **argv) {
       if (rlx_generator_feed(gen, &next, 1)) rc = cli_error(&c, "a decode step failed");
     }
     decode_ms = cli_now_ms() - a;
+    const char *rest;
+    size_t rlen;
+    if (stream && !quiet && !force && !rlx_token_stream_flush(stream, &rest, &rlen)) fwrite(rest, 1, rlen, stdout);
     if (!quiet && !force && n_out) printf("\n");
   }
   if (!rc) {
@@ -209,6 +251,8 @@ int cmd_generate(int argc, char **argv) {
   free(out_ids);
   free(prompt);
   free(force);
+  rlx_token_stream_destroy(stream);
+  rlx_tokenizer_destroy(tkz);
   rlx_generator_destroy(gen);
   rlx_compiled_destroy(c.compiled);
   rlx_model_destroy(c.model);
