@@ -15,3 +15,6 @@ build/rlx bench examples/models/tiny_llama --iters 50
 echo
 echo "== rlx verify examples/models/mnist_cnn  (LeNet-style CNN)"
 build/rlx verify examples/models/mnist_cnn
+echo
+echo "== rlx generate examples/models/tiny_llm  (text generation: KV cache as session state; random weights, so the text is noise)"
+build/rlx generate examples/models/tiny_llm --prompt "The quick brown fox" --max-new-tokens 24 --no-stop
