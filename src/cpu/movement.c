@@ -217,6 +217,61 @@ static rlx_status gather_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
+/* index_put(x, values, idx) along one axis with a 1-D index and values of
+ * x's shape but idx's length there, no accumulation: an index_copy, which a
+ * KV cache's update is. The index is checked whole first (the reference's
+ * error), then each row block is one memcpy; out == x (a state updated in
+ * place) skips the copy of x. Any other form runs the reference kernel. */
+static rlx_status index_put_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
+                                const rlx_exec *x) {
+  const rlx_index_put_params *p = &n->p.index_put;
+  int a = p->indexed ? __builtin_ctz(p->indexed) : -1, r = in[0].rank;
+  const rlx_tensor_view *iv = &in[2];
+  bool rows = n->n_in == 3 && a >= 0 && (p->indexed & (p->indexed - 1)) == 0 && !p->accumulate && iv->rank == 1 &&
+              in[1].rank == r && a < r;
+  for (int d = 0; rows && d < r; d++) rows = in[1].dims[d] == (d == a ? iv->dims[0] : in[0].dims[d]);
+  if (!rows) return rlx_reference_kernel(n, in, out, x);
+  size_t es = rlx_dtype_size(in[0].dtype);
+  int64_t J = iv->dims[0], D = in[0].dims[a], outer = rlx_dims_prod(in[0].dims, 0, a);
+  size_t inner = (size_t)rlx_dims_prod(in[0].dims, a + 1, r) * es;
+  int64_t *pos = x->scratch;
+  for (int64_t j = 0; j < J; j++) {
+    rlx_status st = rlx_resolve_index(rlx_load_i64(iv->data, iv->dtype, j), D, true, &pos[j]);
+    if (st) return st;
+  }
+  if (out[0].data != in[0].data) memcpy(out[0].data, in[0].data, (size_t)rlx_view_numel(&in[0]) * es);
+  char *o = out[0].data;
+  const char *v = in[1].data;
+  for (int64_t b = 0; b < outer; b++)
+    for (int64_t j = 0; j < J; j++)
+      memcpy(o + ((size_t)(b * D + pos[j])) * inner, v + ((size_t)(b * J + j)) * inner, inner);
+  return RLX_OK;
+}
+
+/* scratch: the resolved index, one int64 per entry (at most the indexed axis's
+ * bound... the index's length at this binding) */
+static size_t index_put_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  (void)threads;
+  const rlx_value *iv = n->n_in == 3 ? rlx_in(g, n, 2) : NULL;
+  size_t ref = rlx_op_table[n->op].vt->scratch ? rlx_op_table[n->op].vt->scratch(g, n) : 0;
+  size_t mine = iv ? sizeof(int64_t) * (size_t)rlx_shape_numel(&iv->shape) : 0;
+  return (mine > ref ? mine : ref) + 64;
+}
+
+rlx_status rlx_cpu_try_index_put(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads,
+                                 rlx_kernel *k) {
+  (void)sym;
+  size_t es = rlx_dtype_size(rlx_in(g, n, 0)->dtype);
+  if (n->n_in != 3 || (es != 1 && es != 2 && es != 4 && es != 8)) return RLX_OK;
+  rlx_dtype it = rlx_in(g, n, 2)->dtype;
+  if (it != RLX_DTYPE_I64 && it != RLX_DTYPE_I32 && it != RLX_DTYPE_I16 && it != RLX_DTYPE_I8 && it != RLX_DTYPE_U8)
+    return RLX_OK;
+  k->run = index_put_run, k->name = "index_put_rows", k->fast = true;
+  k->scratch_for = index_put_scratch_for;
+  k->scratch = index_put_scratch_for(g, n, threads);
+  return RLX_OK;
+}
+
 rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
   (void)sym;
   (void)threads;

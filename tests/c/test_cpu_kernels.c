@@ -564,6 +564,51 @@ TEST(concat_gather) {
   }
 }
 
+/* index_put along one axis (a KV cache's update) against the reference:
+ * negative and repeated indices (the last write wins), each axis, an empty
+ * index; the forms the rows kernel does not take (values that broadcast,
+ * accumulate, two index tensors) run the reference inside it; an index out
+ * of range is the reference's error, before anything is written. */
+TEST(index_put_rows) {
+  static const int64_t i5[5] = {3, -1, 7, 3, 0}, i3[3] = {9, 0, -10}, i2[2] = {5, 1}, none[1] = {0};
+  rlx_params a1 = {.index_put = {.indexed = 1u << 1}}, a0 = {.index_put = {.indexed = 1u}};
+  each_threads("index_put axis 1", RLX_OP_INDEX_PUT, &a1, 3, (spec[]){F32(2, 65, 3), F32(2, 5, 3), IVALS(I64, 5, i5)});
+  each_threads("index_put axis 0", RLX_OP_INDEX_PUT, &a0, 3, (spec[]){F32(10, 4), F32(3, 4), IVALS(I32, 3, i3)});
+  each_threads("index_put last axis", RLX_OP_INDEX_PUT, &a1, 3, (spec[]){F32(4, 6), F32(4, 2), IVALS(I64, 2, i2)});
+  spec empty = IVALS(I64, 0, none);
+  each_threads("index_put empty", RLX_OP_INDEX_PUT, &a1, 3, (spec[]){F32(4, 6), F32(4, 0), empty});
+  each_threads("index_put broadcast", RLX_OP_INDEX_PUT, &a1, 3, (spec[]){F32(2, 65, 3), F32(1, 5, 3), IVALS(I64, 5, i5)});
+  rlx_params acc = {.index_put = {.indexed = 1u << 1, .accumulate = true}};
+  each_threads("index_put accumulate", RLX_OP_INDEX_PUT, &acc, 3, (spec[]){F32(2, 65, 3), F32(2, 5, 3), IVALS(I64, 5, i5)});
+  /* out of range: refused naming the index, and the output (here the input itself, in place) untouched */
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape xs = {.rank = 2, .dims = {4, 2}}, vs = {.rank = 2, .dims = {2, 2}}, is = {.rank = 1, .dims = {2}};
+  int32_t ids[3] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_input(&g, "v", RLX_DTYPE_F32, &vs),
+                    rlx_graph_add_input(&g, "i", RLX_DTYPE_I64, &is)};
+  int32_t node = rlx_graph_add_node(&g, RLX_OP_INDEX_PUT, &a0, ids, 3, 1, "index_put", NULL);
+  CHECK(node >= 0);
+  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, 1, &k));
+  CHECK(!strcmp(k.name, "index_put_rows"));
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, v[4] = {-1, -2, -3, -4};
+  int64_t bad[2] = {1, 4}, good[2] = {3, -4};
+  rlx_tensor_view in[3] = {rlx_value_view(&g.values[ids[0]]), rlx_value_view(&g.values[ids[1]]),
+                           rlx_value_view(&g.values[ids[2]])};
+  rlx_tensor_view out = rlx_value_view(&g.values[g.nodes[node].out[0]]);
+  in[0].data = x, in[1].data = v, in[2].data = bad, out.data = x; /* in place, as a state */
+  int64_t scratch[8];
+  rlx_exec e = {.scratch = scratch};
+  CHECK(k.run(&g.nodes[node], in, &out, &e) != RLX_OK);
+  CHECK(strstr(rlx_last_error(), "index 4 is out of range") != NULL);
+  CHECK(x[2] == 3 && x[3] == 4); /* row 1 not written: the index is checked first */
+  in[2].data = good;
+  CHECK_OK(k.run(&g.nodes[node], in, &out, &e));
+  const float want[8] = {-3, -4, 3, 4, 5, 6, -1, -2};
+  CHECK(!memcmp(x, want, sizeof want));
+  rlx_graph_free(&g);
+}
+
 /* The registry: a node runs the first family registered for its (op, dtype)
  * that takes it; an (op, dtype) nobody registered runs the reference. */
 static const char *chosen(rlx_op op, const rlx_params *p, rlx_dtype dt, rlx_shape sh) {
@@ -597,4 +642,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
