@@ -264,6 +264,33 @@ static void full_k_task(void *ctx, int64_t t, int worker) {
   }
 }
 
+/* Few rows over a prepacked B (a linear layer on one token): the product
+ * is a stream of the weights, so the whole of N is one parallel region
+ * (column blocks do not cut it into regions, each a barrier where the
+ * memory pipeline drains); task t takes panels [t * chunk, ...) of every
+ * column block in turn and walks K in KC steps, so its C stays in L1. */
+static void skinny_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const gemm_job *j = ctx;
+  const rlx_sgemm_isa *isa = j->isa;
+  int64_t per_block = NC / isa->nr, total = (j->N + isa->nr - 1) / isa->nr;
+  int64_t pa = t * j->chunk, pb = RLX_MIN(pa + j->chunk, total);
+  if (pa >= pb) return;
+  for (int64_t p0 = 0; p0 < j->K; p0 += KC) {
+    int64_t kc = RLX_MIN(KC, j->K - p0);
+    for (int64_t p = pa; p < pb; p++) {
+      int64_t j0 = p / per_block * NC, col = p * isa->nr;
+      const float *bp = j->b_packed + packed_offset(isa, j->N, j->K, j0, p0) + (p - j0 / isa->nr) * kc * isa->nr;
+      isa->skinny(kc, j->A + p0, j->lda, bp, j->C + col, j->ldc, (int)j->M, (int)RLX_MIN(isa->nr, j->N - col), p0 > 0);
+    }
+  }
+  if (j->epilogue) {
+    int64_t c0 = pa * isa->nr, c1 = RLX_MIN(pb * isa->nr, j->N);
+    for (int64_t c = c0; c < c1; c += 1 << 20) /* n is an int */
+      j->epilogue(j->epilogue_ctx, j->C + c, j->ldc, 0, c, (int)j->M, (int)RLX_MIN(1 << 20, c1 - c));
+  }
+}
+
 static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
   int64_t M = a->M, N = a->N, K = a->K;
   const float *prepacked = a->b_packed;
@@ -283,6 +310,12 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
                 .a_bufs = base + b_block_bytes(), .b_bufs = base};
   int threads = rlx_threadpool_size(tp);
   j.mtiles = (M + MC - 1) / MC;
+  if (prepacked && !a->a_packed && !a->pack_a && M <= RLX_SGEMM_SKINNY_M) {
+    int64_t total = (N + isa->nr - 1) / isa->nr, tasks = RLX_MIN(total, 4 * (int64_t)threads);
+    j.chunk = (total + tasks - 1) / tasks;
+    rlx_parallel_for(tp, (total + j.chunk - 1) / j.chunk, skinny_task, &j);
+    return;
+  }
   /* Per-task K loops (one region per column block) when B is prepacked, or
    * when A has one row block, or few and B few columns (a conv on a 7x7
    * image): each task then packs its own B panels into its worker's share

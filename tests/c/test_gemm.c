@@ -84,6 +84,60 @@ TEST(threads_and_large) {
   }
 }
 
+/* The epilogue of the prepacked tests: c[i][j] += 1000 * (j0 + j) + i0 + i, so
+ * a block given the wrong rows or columns shows. */
+static void mark_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  (void)ctx;
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) c[i * ldc + j] += (float)(1000 * (j0 + j) + i0 + i);
+}
+
+/* B packed at compile time (linear layers): few rows (the skinny path, one
+ * region over every column block), more rows, N across the NC = 2048 column
+ * blocks, with an epilogue, on 1..3 threads. */
+TEST(prepacked_b) {
+  int64_t ms[] = {1, 2, 4, 5, 13}, ns[] = {1, 31, 2047, 2049, 4500}, ks[] = {1, 300, 600};
+  for (int t = 1; t <= 3; t++) {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(t, &tp));
+    void *scratch = aligned_alloc(64, rlx_sgemm_scratch(t));
+    for (size_t a = 0; a < RLX_COUNTOF(ms); a++)
+      for (size_t b = 0; b < RLX_COUNTOF(ns); b++)
+        for (size_t c = 0; c < RLX_COUNTOF(ks); c++) {
+          int64_t M = ms[a], N = ns[b], K = ks[c];
+          unsigned sd = (unsigned)(M * 7 + N * 3 + K);
+          float *A = malloc(sizeof(float) * (size_t)(M * K)), *W = malloc(sizeof(float) * (size_t)(N * K));
+          float *Bt = malloc(sizeof(float) * (size_t)(K * N)), *C = malloc(sizeof(float) * (size_t)(M * N));
+          float *R = malloc(sizeof(float) * (size_t)(M * N));
+          for (int64_t i = 0; i < M * K; i++) A[i] = frand(&sd);
+          for (int64_t i = 0; i < N * K; i++) W[i] = frand(&sd); /* [N, K], trans_b */
+          for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) Bt[k * N + j] = W[j * K + k];
+          rlx_gemm_ref_f32(M, N, K, A, K, Bt, N, R, N);
+          float *P = rlx_aligned_alloc(rlx_sgemm_packed_size(N, K));
+          rlx_sgemm_pack_b(N, K, W, K, true, P);
+          rlx_sgemm_args ga = {.M = M, .N = N, .K = K, .A = A, .lda = K, .ldb = K, .trans_b = true, .b_packed = P,
+                               .C = C, .ldc = N, .epilogue = mark_epilogue};
+          rlx_sgemm_ex(tp, &ga, scratch);
+          double worst = 0;
+          for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+              double want = R[i * N + j] + (double)(1000 * j + i);
+              double d = fabs((double)C[i * N + j] - want) / (1.0 + fabs(want));
+              if (!(d <= worst)) worst = d;
+            }
+          if (!(worst < 1e-5))
+            fprintf(stderr, "  prepacked M=%lld N=%lld K=%lld threads=%d: rel diff %g\n", (long long)M, (long long)N,
+                    (long long)K, t, worst);
+          CHECK(worst < 1e-5);
+          rlx_aligned_free(P);
+          free(A), free(W), free(Bt), free(C), free(R);
+        }
+    free(scratch);
+    rlx_threadpool_destroy(tp);
+  }
+}
+
 static void add_index(void *ctx, int64_t i, int worker) {
   (void)worker;
   __atomic_add_fetch((int64_t *)ctx, i + 1, __ATOMIC_RELAXED);
@@ -104,4 +158,4 @@ TEST(pool_runs_every_index_once) {
   CHECK(sum == 55);
 }
 
-TEST_MAIN(microkernels_all_sizes, threads_and_large, pool_runs_every_index_once)
+TEST_MAIN(microkernels_all_sizes, threads_and_large, prepacked_b, pool_runs_every_index_once)
