@@ -12,6 +12,9 @@ interleaved (the order rotated every round), and reports the prefill time of
 a --prompt-token prompt and the decode time of --new greedy tokens after it:
 
   rlx           `rlx generate` of the rlx.export_llm export (its own timing)
+
+Every runtime first runs one untimed prefill and decode step (weights and
+buffers touched), then times a new context.
   llamacpp      llama-cpp-python on the same weights converted to GGUF f32 with
                 llama.cpp's own convert_hf_to_gguf.py (from the llama-cpp-python
                 sdist: --llama-cpp-src), n_threads = n_threads_batch = --threads
@@ -126,7 +129,8 @@ def prompt_ids(n: int) -> list[int]:
 def worker_rlx(a) -> dict:
     ids = prompt_ids(a.prompt)
     r = subprocess.run([RLX_BIN, "generate", str(Path(a.work) / "rlx"), "--prompt-ids", ",".join(map(str, ids)),
-                        "--max-new-tokens", str(a.new), "--no-stop", "--quiet", "--threads", str(a.threads)],
+                        "--max-new-tokens", str(a.new), "--no-stop", "--quiet", "--threads", str(a.threads),
+                        "--warmup", "1"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         return {"error": r.stderr.strip()[-300:]}
@@ -146,6 +150,9 @@ def worker_llamacpp(a) -> dict:
                           n_ubatch=a.prompt, n_threads=a.threads, n_threads_batch=a.threads, verbose=False,
                           logits_all=False)
     ids = prompt_ids(a.prompt)
+    llm.eval(ids)  # warm-up, as for every runtime: a prefill and a decode step, then a new context
+    llm.eval([ids[0]])
+    llm.reset()
     t0 = time.perf_counter()
     llm.eval(ids)
     t1 = time.perf_counter()
@@ -174,6 +181,9 @@ def worker_transformers(a) -> dict:
     lm = LlamaForCausalLM.from_pretrained(Path(a.work) / "hf", torch_dtype=torch.float32).eval()
     ids = torch.tensor([prompt_ids(a.prompt)])
     with torch.inference_mode():
+        cache = DynamicCache(config=lm.config)  # warm-up: a prefill and a decode step
+        lm(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        lm(input_ids=ids[:, :1], past_key_values=cache, use_cache=True)
         cache = DynamicCache(config=lm.config)
         t0 = time.perf_counter()
         o = lm(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)

@@ -4,7 +4,7 @@
  *
  *   rlx generate DIR (--prompt TEXT | --prompt-ids 1,2,3) [--max-new-tokens N] [--temperature T] [--top-k K]
  *                [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S] [--no-stop]
- *                [--force-ids 4,5,...] [--logits-out FILE.npy] [--threads N]
+ *                [--force-ids 4,5,...] [--logits-out FILE.npy] [--warmup N] [--threads N]
  *
  * Streams the generated text (decoded with the export's tokenizer.json, whose
  * encoding of --prompt, special tokens added, is the prompt; without one,
@@ -69,6 +69,7 @@ int cmd_generate(int argc, char **argv) {
   const char *dir = NULL, *ids_arg = NULL, *text_arg = NULL, *force_arg = NULL, *logits_out = NULL;
   double max_new = -1, temp = -1, top_k = -1, top_p = -1, min_p = -1, rep = -1, seed = 0;
   bool no_stop = false, quiet = false;
+  double warmup = 0;
   for (int i = 0; i < argc; i++) {
     int r = cli_compile_flag("generate", argc, argv, &i, &copts);
     if (r < 0) return 2;
@@ -96,6 +97,7 @@ int cmd_generate(int argc, char **argv) {
       else if (!strcmp(a, "--min-p")) bad = number("generate", a, v, 0, 1, &min_p);
       else if (!strcmp(a, "--repetition-penalty")) bad = number("generate", a, v, 1e-6, 1e6, &rep);
       else if (!strcmp(a, "--seed")) bad = number("generate", a, v, 0, 18446744073709551615.0, &seed);
+      else if (!strcmp(a, "--warmup")) bad = number("generate", a, v, 0, 100, &warmup);
       else if (!strcmp(a, "--prompt")) text_arg = v;
       else return cli_usage("generate", "unknown option %s", a);
       if (bad) return bad;
@@ -182,6 +184,13 @@ int cmd_generate(int argc, char **argv) {
   int32_t n_out = 0;
   const char *why = "max_new_tokens";
   if (!rc) {
+    /* --warmup N: N untimed prefills and decode steps first (the arena's and
+     * the weights' first touch), then back to an empty context */
+    for (int w = 0; !rc && w < (int)warmup; w++) {
+      int32_t t = prompt[0];
+      if (rlx_generator_feed(gen, prompt, n_prompt) || rlx_generator_feed(gen, &t, 1) || rlx_generator_rewind(gen, 0))
+        rc = cli_error(&c, "a warm-up step failed");
+    }
     /* the loop of rlx_generate, spelled out for --force-ids and --logits-out */
     rlx_generator_seed(gen, o.sampling.seed);
     double a = cli_now_ms();
