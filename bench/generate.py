@@ -255,12 +255,13 @@ def main() -> int:
     bw = []
     for k in range(a.rounds):
         order = runtimes[k % len(runtimes):] + runtimes[:k % len(runtimes)]
-        b = bandwidth(a.threads)
-        if b:
-            bw.append(b)
         for r in order:
             time.sleep(1)
+            b = bandwidth(a.threads)  # just before each run: the host's other tenants move it a lot
+            if b:
+                bw.append(b)
             res = run_worker(r, a)
+            res["bandwidth_gbs"] = b
             results[r].append(res)
             msg = res.get("error") or (f"prefill {res['prefill_ms']:.0f} ms, decode "
                                        f"{res['decode_tokens'] * 1e3 / res['decode_ms']:.2f} tok/s")
@@ -297,17 +298,26 @@ def main() -> int:
             continue
         lines.append(f"| {NAMES[r]} | {p:.1f} | {rp / p if rp else float('nan'):.2f} | {d:.2f} | "
                      f"{rd / d if rd else float('nan'):.2f} |")
+    lines += ["", "Per round (prefill tok/s / decode tok/s), in the order run:", ""]
+    for r in runtimes:
+        per = [f"{a.prompt * 1e3 / x['prefill_ms']:.1f} / {x['decode_tokens'] * 1e3 / x['decode_ms']:.2f}"
+               if "error" not in x else "error" for x in results[r]]
+        lines.append(f"- {NAMES[r]}: " + ", ".join(per))
     errs = [(r, e) for r, p, d, e in rows if e]
     for r, e in errs:
         lines.append(f"\n{NAMES[r]}: {e}")
-    if bw_gbs:
-        bound = bw_gbs * 1e9 / info["weights_read_per_token"]
-        lines += ["", f"Decode bound: measured read bandwidth {bw_gbs:.1f} GB/s ({a.threads} threads, "
-                  f"`bench/bandwidth`) / {info['weights_read_per_token'] / 1e9:.2f} GB of weights read per token = "
-                  f"**{bound:.2f} tok/s**."]
+    if bw:
+        per_tok = info["weights_read_per_token"]
+        lines += ["", f"Decode bound: the read bandwidth measured just before each run (`bench/bandwidth`, "
+                  f"{a.threads} threads; {min(bw):.1f}-{max(bw):.1f} GB/s over this run: the host's other tenants "
+                  f"move it) / {per_tok / 1e9:.2f} GB of weights read per token. Each run's decode rate as a "
+                  "fraction of its own bound, median over the rounds:"]
         for r, p, d, e in rows:
-            if not e:
-                lines.append(f"- {NAMES[r]}: {d:.2f} tok/s = {100 * d / bound:.0f}% of the bound")
+            fr = [x["decode_tokens"] * 1e3 / x["decode_ms"] / (x["bandwidth_gbs"] * 1e9 / per_tok)
+                  for x in results[r] if "error" not in x and x.get("bandwidth_gbs")]
+            if fr:
+                lines.append(f"- {NAMES[r]}: {100 * statistics.median(fr):.0f}% "
+                             f"(rounds: {', '.join(f'{100 * f:.0f}%' for f in fr)})")
     same = {}
     base = next((x["ids"] for x in results.get("rlx", []) if "ids" in x), None)
     for r in runtimes:
