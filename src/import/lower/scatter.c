@@ -83,9 +83,33 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
 }
 
-/* index_put(x, indices, values, accumulate). A single boolean mask with one
- * value (x[mask] = v) is a select; other boolean masks have data-dependent
- * shapes and are rejected. */
+/* x[mask] = vals (or += with accumulate), the mask covering x's leading
+ * axes: torch broadcasts vals to [count of trues, *x's trailing axes]. When
+ * vals has no axis for the count (or a 1 there), every selected position
+ * gets the same trailing values, so the output is where(mask, vals, x)
+ * (x + vals for accumulate: positions of a mask are distinct), a static
+ * shape; vals with one row per true element are data-dependent. */
+static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t mask, int32_t vals, bool acc) {
+  const rlx_value *xv = lw_val(lw, x), *m = lw_val(lw, mask);
+  rlx_shape vs = lw_val(lw, vals)->shape;
+  int k = m->shape.rank, T = xv->shape.rank - k;
+  if (T < 0) return lw_fail(RLX_ERR_SHAPE, "index_put: a rank-%d mask for a rank-%d tensor", k, xv->shape.rank);
+  if (vs.rank > T + 1 || (vs.rank == T + 1 && vs.dims[0] != 1))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask and one value per true element (a "
+                   "data-dependent count); values that broadcast over the selected elements are supported");
+  rlx_shape ms = xv->shape, bs = {.rank = xv->shape.rank};
+  for (int i = k; i < ms.rank; i++) ms.dims[i] = 1; /* mask covers the leading axes */
+  int drop = vs.rank == T + 1; /* the count axis, of size 1 */
+  for (int i = 0; i < bs.rank; i++) {
+    int j = i - (bs.rank - (vs.rank - drop)) + drop; /* right-aligned within the trailing axes */
+    bs.dims[i] = i >= k && j >= drop ? vs.dims[j] : 1;
+  }
+  int32_t w[3] = {lw_reshape(lw, mask, &ms), lw_reshape(lw, vals, &bs), x};
+  if (w[0] < 0 || w[1] < 0) return rlx_last_status();
+  if (acc && (w[1] = lw_binary(lw, RLX_BINARY_ADD, x, w[1])) < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
+}
+
 rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, vals, list[RLX_MAX_RANK], in[RLX_MAX_RANK + 2];
   int cnt;
@@ -98,18 +122,8 @@ rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_value *xv = lw_val(lw, x);
   vals = lw_cast(lw, vals, xv->dtype);
   if (vals < 0) return rlx_last_status();
-  if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL) {
-    const rlx_value *m = lw_val(lw, list[0]);
-    if (rlx_shape_is_symbolic(&lw_val(lw, vals)->shape) || rlx_shape_numel(&lw_val(lw, vals)->shape) != 1 || acc ||
-        m->shape.rank > xv->shape.rank)
-      return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask needs a single value and no "
-                     "accumulation (other forms have a data-dependent shape)");
-    rlx_shape ms = xv->shape, vs = {.rank = 0};
-    for (int i = m->shape.rank; i < ms.rank; i++) ms.dims[i] = 1; /* mask covers the leading axes */
-    int32_t w[3] = {lw_reshape(lw, list[0], &ms), lw_reshape(lw, vals, &vs), x};
-    if (w[0] < 0 || w[1] < 0) return rlx_last_status();
-    return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
-  }
+  if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL)
+    return lower_mask_put(lw, n, x, list[0], vals, acc);
   uint32_t mask = 0;
   int k = 0;
   in[k++] = x;
@@ -133,6 +147,11 @@ rlx_status rlx_lower_masked_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   int32_t in[3] = {x, lw_cast(lw, m, RLX_DTYPE_BOOL), lw_cast(lw, s, lw_val(lw, x)->dtype)};
   if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  const rlx_tinfo *t = lw_out(n, 0); /* the output is x broadcast with the mask (torch's expand_outplace) */
+  if (t && !rlx_shape_eq(&t->shape, &lw_val(lw, x)->shape)) {
+    rlx_params p = {.shape = {.shape = t->shape}};
+    if ((in[0] = lw_emit(lw, RLX_OP_EXPAND, &p, &x, 1)) < 0) return rlx_last_status();
+  }
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_MASKED_SCATTER, NULL, in, 3));
 }
 
