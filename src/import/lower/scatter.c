@@ -1,7 +1,7 @@
 /*
  * scatter.c — lowering of element-wise gather and the write-side indexing
  * ops: gather, scatter (.src, .value, .reduce, .value_reduce), scatter_add,
- * scatter_reduce, index_put / _unsafe_index_put, masked_scatter,
+ * scatter_reduce, index_reduce, index_put / _unsafe_index_put, masked_scatter,
  * select_scatter, slice_scatter, and _embedding_bag.
  */
 #include "import/lower/lower.h"
@@ -83,6 +83,44 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
 }
 
+/* index_reduce(self, dim, index [L], source, reduce, *, include_self=True):
+ * scatter_reduce along dim with the index broadcast over source's shape
+ * (prod, mean, amax, amin; mean counts self when include_self). */
+rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx, src;
+  int64_t dim;
+  rlx_params p = {.scatter = {.include_self = true}};
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (!st) st = lw_tensor(lw, n, 3, "source", &src);
+  if (!st) st = lw_bool(lw, n, -1, "include_self", true, &p.scatter.include_self);
+  if (st) return st;
+  const rlx_arg *r = lw_arg(n, 4, "reduce");
+  if (!r || r->kind != RLX_ARG_STR) return lw_fail(RLX_ERR_FORMAT, "index_reduce reduce mode is missing");
+  if ((st = reduce_name(r->u.s, &p.scatter.reduce))) return st;
+  if (p.scatter.reduce == RLX_SCATTER_ADD) /* torch: "reduce argument must be either prod, mean, amax or amin" */
+    return lw_fail(RLX_ERR_UNSUPPORTED, "index_reduce reduce '%s'", r->u.s);
+  const rlx_shape xs = lw_val(lw, x)->shape, ss = lw_val(lw, src)->shape, is = lw_val(lw, idx)->shape;
+  int a;
+  if ((st = lw_axis(dim, xs.rank, "argument 'dim'", &a))) return st;
+  if (xs.rank == 0 || ss.rank != xs.rank || is.rank > 1)
+    return lw_fail(RLX_ERR_SHAPE, "index_reduce needs a 1-D index and a source of the input's rank (ranks: input %d, "
+                   "index %d, source %d)", xs.rank, is.rank, ss.rank);
+  rlx_shape line = {.rank = xs.rank};
+  for (int i = 0; i < xs.rank; i++) line.dims[i] = i == a ? ss.dims[a] : 1;
+  rlx_params ep = {.shape = {.shape = ss}};
+  int32_t il = lw_reshape(lw, idx, &line);
+  int32_t in[3] = {x, il < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &ep, &il, 1), lw_cast(lw, src, lw_val(lw, x)->dtype)};
+  if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  p.scatter.axis = a;
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
+}
+
+/* index_put(x, indices, values, accumulate). A single boolean mask with one
+ * value (x[mask] = v) is a select; other boolean masks have data-dependent
+ * shapes and are rejected. */
 /* x[mask] = vals (or += with accumulate), the mask covering x's leading
  * axes: torch broadcasts vals to [count of trues, *x's trailing axes]. When
  * vals has no axis for the count (or a 1 there), every selected position
