@@ -30,24 +30,24 @@
 static rlx_status ss_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *s = rlx_in(g, n, 0), *v = rlx_in(g, n, 1), *so = rlx_in(g, n, 2);
   int r = s->shape.rank;
-  if (r == 0) RLX_INFER_FAIL("searchsorted: the sorted sequence must have at least one dimension");
-  if (s->dtype != v->dtype) RLX_INFER_FAIL("searchsorted: sequence (%s) and values (%s) differ in dtype",
+  if (r == 0) RLX_INFER_FAIL("the sorted sequence must have at least one dimension");
+  if (s->dtype != v->dtype) RLX_INFER_FAIL("sequence (%s) and values (%s) differ in dtype",
                                            rlx_dtype_name(s->dtype), rlx_dtype_name(v->dtype));
   if (s->dtype == RLX_DTYPE_BOOL) return rlx_errorf(RLX_ERR_UNSUPPORTED, "searchsorted of bool tensors (torch refuses it)");
   if (v->shape.rank == 0 && r != 1)
-    RLX_INFER_FAIL("searchsorted: a 0-d value needs a 1-D sorted sequence, got rank %d", r);
+    RLX_INFER_FAIL("a 0-d value needs a 1-D sorted sequence, got rank %d", r);
   if (r > 1) {
     bool ok = v->shape.rank == r;
     for (int i = 0; ok && i < r - 1; i++) ok = s->shape.dims[i] == v->shape.dims[i];
     if (!ok) {
       char a[96], b[96];
-      RLX_INFER_FAIL("searchsorted: the sequence %s must be 1-D or match the values %s in all dims but the last",
+      RLX_INFER_FAIL("the sequence %s must be 1-D or match the values %s in all dims but the last",
                      rlx_shape_str(&s->shape, a, sizeof a), rlx_shape_str(&v->shape, b, sizeof b));
     }
   }
   if (so && (so->dtype != RLX_DTYPE_I64 || !rlx_shape_eq(&so->shape, &s->shape))) {
     char a[96], b[96];
-    RLX_INFER_FAIL("searchsorted: the sorter (%s %s) must be i64 of the sequence's shape %s", rlx_dtype_name(so->dtype),
+    RLX_INFER_FAIL("the sorter (%s %s) must be i64 of the sequence's shape %s", rlx_dtype_name(so->dtype),
                    rlx_shape_str(&so->shape, a, sizeof a), rlx_shape_str(&s->shape, b, sizeof b));
   }
   os[0] = v->shape;
@@ -100,7 +100,7 @@ const rlx_op_vtable rlx_op_searchsorted = {.infer = ss_infer, .ref = ss_ref, .pr
 static rlx_status isin_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0), *t = rlx_in(g, n, 1);
   if (x->dtype != t->dtype)
-    RLX_INFER_FAIL("isin: elements (%s) and test elements (%s) differ in dtype", rlx_dtype_name(x->dtype),
+    RLX_INFER_FAIL("elements (%s) and test elements (%s) differ in dtype", rlx_dtype_name(x->dtype),
                    rlx_dtype_name(t->dtype));
   if (x->dtype == RLX_DTYPE_BOOL) return rlx_errorf(RLX_ERR_UNSUPPORTED, "isin of bool tensors (torch refuses it)");
   os[0] = x->shape;
