@@ -1,6 +1,6 @@
 """Conformance: writes through views and the indexing forms rlx used to refuse.
 
-diagonal_scatter (offsets on both sides, other axis pairs, negative dims,
+index_copy, diagonal_scatter (offsets on both sides, other axis pairs, negative dims,
 batch axes, an empty diagonal), as_strided_scatter (strides and offsets,
 overlap-free views), put (negative indices, accumulate with duplicates,
 index of any shape), index_reduce (prod, mean, amax, amin, with and without
@@ -78,6 +78,17 @@ for _red in ("prod", "mean", "amax", "amin"):
         case(_ir, f"{_red}-f64-i32-index", lambda x, i, s, r=_red: _ir(x, 1, i, s, r), randn(3, 4, dtype=f64),
              ints(0, 4, 6, dtype=i32), randn(3, 6, dtype=f64)),
     ]
+
+# -- index_copy
+_ic = aten.index_copy.default
+CASES += [
+    case(_ic, "dim-0", lambda x, i, s: _ic(x, 0, i, s), randn(5, 3), perm_index(5, 3), randn(3, 3)),
+    case(_ic, "dim-neg", lambda x, i, s: _ic(x, -1, i, s), randn(2, 3, 6), perm_index(6, 4), randn(2, 3, 4)),
+    case(_ic, "i64-0d-index", lambda x, i, s: _ic(x, 1, i, s), ints(-9, 9, 3, 4), torch.tensor(2),
+         ints(-9, 9, 3, 1)),
+    case(_ic, "dyn", lambda x, i, s: _ic(x, 0, i, s), randn(6, 2), perm_index(6, 2), randn(2, 2),
+         dynamic=[(0, 1, "C"), (2, 1, "C")]),
+]
 
 # -- addbmm
 _ab = aten.addbmm.default

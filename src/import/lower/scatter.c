@@ -1,7 +1,7 @@
 /*
  * scatter.c — lowering of element-wise gather and the write-side indexing
  * ops: gather, scatter (.src, .value, .reduce, .value_reduce), scatter_add,
- * scatter_reduce, index_reduce, index_put / _unsafe_index_put, masked_scatter,
+ * scatter_reduce, index_reduce, index_copy, index_put / _unsafe_index_put, masked_scatter,
  * select_scatter, slice_scatter, and _embedding_bag.
  */
 #include "import/lower/lower.h"
@@ -121,6 +121,29 @@ rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
 /* index_put(x, indices, values, accumulate). A single boolean mask with one
  * value (x[mask] = v) is a select; other boolean masks have data-dependent
  * shapes and are rejected. */
+/* index_copy(self, dim, index [L], source): self with its slices index[j]
+ * along dim replaced by source's slice j; an index_put on that axis. */
+rlx_status rlx_lower_index_copy(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx, src;
+  int64_t dim;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (!st) st = lw_tensor(lw, n, 3, "source", &src);
+  if (st) return st;
+  int r = lw_val(lw, x)->shape.rank, a;
+  if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
+  if (r == 0 || lw_val(lw, idx)->shape.rank > 1) /* torch: "index_copy_(): Index should have dimension 1 or 0" */
+    return lw_fail(RLX_ERR_SHAPE, "index_copy needs an input of rank >= 1 and an index of rank <= 1");
+  rlx_shape one = {.rank = 1, .dims = {1}};
+  if (lw_val(lw, idx)->shape.rank == 0) idx = lw_reshape(lw, idx, &one);
+  rlx_params p = {.index_put = {.indexed = 1u << a}};
+  int32_t in[3] = {x, lw_cast(lw, src, lw_val(lw, x)->dtype), idx};
+  if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_INDEX_PUT, &p, in, 3));
+}
+
 /* x[mask] = vals (or += with accumulate), the mask covering x's leading
  * axes: torch broadcasts vals to [count of trues, *x's trailing axes]. When
  * vals has no axis for the count (or a 1 there), every selected position
