@@ -90,6 +90,10 @@ CASES += [
          dynamic=[(0, 1, "C"), (2, 1, "C")]),
 ]
 
+for _red in ("prod", "mean"):
+    CASES.append(case(_ir, f"{_red}-0d", lambda x, i, s, r=_red: _ir(x, 0, i, s, r), torch.tensor(1.5),
+                      torch.tensor([0]), torch.tensor(-3.0)))
+
 # -- addbmm
 _ab = aten.addbmm.default
 CASES += [

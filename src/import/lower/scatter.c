@@ -102,9 +102,15 @@ rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
   if ((st = reduce_name(r->u.s, &p.scatter.reduce))) return st;
   if (p.scatter.reduce == RLX_SCATTER_ADD) /* torch: "reduce argument must be either prod, mean, amax or amin" */
     return lw_fail(RLX_ERR_UNSUPPORTED, "index_reduce reduce '%s'", r->u.s);
-  const rlx_shape xs = lw_val(lw, x)->shape, ss = lw_val(lw, src)->shape, is = lw_val(lw, idx)->shape;
   int a;
-  if ((st = lw_axis(dim, xs.rank, "argument 'dim'", &a))) return st;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
+  const rlx_shape x0 = lw_val(lw, x)->shape;
+  rlx_shape one = {.rank = 1, .dims = {1}};
+  if (x0.rank == 0 && lw_val(lw, src)->shape.rank == 0) { /* a 0-d input: as a 1-element vector */
+    x = lw_reshape(lw, x, &one), src = lw_reshape(lw, src, &one), a = 0;
+    if (x < 0 || src < 0) return rlx_last_status();
+  }
+  const rlx_shape xs = lw_val(lw, x)->shape, ss = lw_val(lw, src)->shape, is = lw_val(lw, idx)->shape;
   if (xs.rank == 0 || ss.rank != xs.rank || is.rank > 1)
     return lw_fail(RLX_ERR_SHAPE, "index_reduce needs a 1-D index and a source of the input's rank (ranks: input %d, "
                    "index %d, source %d)", xs.rank, is.rank, ss.rank);
@@ -115,7 +121,7 @@ rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t in[3] = {x, il < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &ep, &il, 1), lw_cast(lw, src, lw_val(lw, x)->dtype)};
   if (in[1] < 0 || in[2] < 0) return rlx_last_status();
   p.scatter.axis = a;
-  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
+  return lw_bind(lw, n, lw_reshape(lw, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3), &x0));
 }
 
 /* index_put(x, indices, values, accumulate). A single boolean mask with one
