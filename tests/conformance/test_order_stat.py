@@ -25,7 +25,8 @@ import pytest
 import torch
 
 from cases import (INF, NAN, aten, bf16, bools, case, case_id, distinct, f16, f32, f64, i32, i64,
-                   ints, randn, seed, special, torch_accepts, uniform)
+                   ints, randn, seed, special, uniform)
+from order_killers import NTH_DISTINCT, SORT_DISTINCT, SORT_TIES, heapsort_triples
 
 seed("test_order_stat")
 
@@ -89,6 +90,8 @@ for _op in (aten.median.dim, aten.nanmedian.dim):
         case(_op, "dyn", lambda x, f=_op: f(x, 1), randn(5, 9), dynamic=[(0, 0, "B")]),
         case(_op, "dyn-reduced", lambda x, f=_op: f(x, 1, True), ints(0, 5, 3, 12).to(f32),
              dynamic=[(0, 1, "T")]),
+        # a row on which libstdc++'s introselect falls back to heap selection (order_killers.py)
+        case(_op, "heapselect", lambda x, f=_op: f(x, 1), torch.tensor([NTH_DISTINCT, SORT_TIES], dtype=f32)),
     ]
 
 # -- mode: ties everywhere; the index is the one libstdc++'s sort leaves last
@@ -116,6 +119,11 @@ CASES += [
     case(_mo, "size-1-axis", lambda x: _mo(x, 0), randn(1, 5)),
     case(_mo, "empty-other-axis", lambda x: _mo(x, 1), ints(0, 3, 0, 4)),
     case(_mo, "dyn", lambda x: _mo(x, 1), ints(0, 3, 4, 21), dynamic=[(0, 0, "B")]),
+    # rows on which libstdc++'s introsort falls back to heapsort (order_killers.py)
+    case(_mo, "heapsort-distinct", lambda x: _mo(x, 1), torch.tensor([SORT_DISTINCT])),
+    case(_mo, "heapsort-ties", lambda x: _mo(x, -1), torch.tensor([SORT_TIES, SORT_DISTINCT])),
+    case(_mo, "heapsort-ties-f32-dim-0", lambda x: _mo(x, 0), torch.tensor([SORT_TIES], dtype=f32).t()),
+    case(_mo, "heapsort-mode-in-heap", lambda x: _mo(x, 1), torch.tensor(heapsort_triples())),
 ]
 
 # -- kthvalue: torch's quickselect; NaN ranks above every number
