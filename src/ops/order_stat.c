@@ -31,9 +31,10 @@ static rlx_status order_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s of a bool tensor (torch refuses it)", kind_names[p->kind]);
   rlx_dim D = r ? x->shape.dims[p->axis] : 1;
   if (D == 0) RLX_INFER_FAIL("%s over the empty axis %d", kind_names[p->kind], p->axis);
-  if (p->kind == RLX_ORDER_KTHVALUE && (p->k < 1 || !rlx_dim_may_le(g, p->k, D)))
-    RLX_INFER_FAIL("kthvalue k=%lld is out of range for an axis of size %lld", (long long)p->k,
-                   rlx_dim_is_sym(D) ? -1LL : (long long)D);
+  if (p->kind == RLX_ORDER_KTHVALUE && (p->k < 1 || !rlx_dim_may_le(g, p->k, D))) {
+    if (rlx_dim_is_sym(D)) RLX_INFER_FAIL("kthvalue k=%lld is out of range for the symbolic axis %d", (long long)p->k, p->axis);
+    RLX_INFER_FAIL("kthvalue k=%lld is out of range for an axis of size %lld", (long long)p->k, (long long)D);
+  }
   os[0].rank = 0;
   for (int i = 0; i < r; i++) {
     if (i != p->axis) os[0].dims[os[0].rank++] = x->shape.dims[i];

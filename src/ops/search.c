@@ -50,6 +50,9 @@ static rlx_status ss_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
     RLX_INFER_FAIL("the sorter (%s %s) must be i64 of the sequence's shape %s", rlx_dtype_name(so->dtype),
                    rlx_shape_str(&so->shape, a, sizeof a), rlx_shape_str(&s->shape, b, sizeof b));
   }
+  rlx_dim S = s->shape.dims[r - 1];
+  if (n->p.searchsorted.out_int32 && !rlx_dim_may_le(g, S, INT32_MAX)) /* torch refuses it too */
+    RLX_INFER_FAIL("out_int32 for a sequence longer than the i32 range");
   os[0] = v->shape;
   od[0] = n->p.searchsorted.out_int32 ? RLX_DTYPE_I32 : RLX_DTYPE_I64;
   return RLX_OK;

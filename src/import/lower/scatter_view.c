@@ -32,11 +32,13 @@ static int32_t strided_index(rlx_lower *lw, const rlx_shape *size, const int64_t
   }
   for (int64_t i = 0; i < P; i++) {
     int64_t rem = i, pos = offset;
+    bool ok = true; /* sizes and strides come from the file: the sum may overflow */
     for (int d = size->rank - 1; d >= 0; d--) {
-      pos += (rem % size->dims[d]) * stride[d];
+      pos = lw_add64(pos, lw_mul64(rem % size->dims[d], stride[d], &ok), &ok);
       rem /= size->dims[d];
     }
-    if (pos < 0 || pos >= N) {
+    if (!ok || pos < 0 || pos >= N) {
+      if (!ok) pos = INT64_MAX;
       rlx_aligned_free(v);
       lw_fail(RLX_ERR_SHAPE, "the view reaches element %lld of a tensor of %lld", (long long)pos, (long long)N);
       return -1;
@@ -72,8 +74,9 @@ rlx_status rlx_lower_diagonal_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   size.dims[size.rank++] = RLX_MAX(len, 0);
   if (!rlx_shape_eq(&size, &lw_val(lw, src)->shape)) /* torch: "src must have the shape of the diagonal" */
     return lw_fail(RLX_ERR_SHAPE, "diagonal_scatter: src does not have the diagonal's shape");
-  int64_t N = rlx_shape_numel(&xs);
-  int32_t idx = strided_index(lw, &size, stride, off >= 0 ? off * st_x[a2] : -off * st_x[a1], RLX_MAX(N, 1));
+  int64_t N = rlx_shape_numel(&xs), start = 0; /* an empty diagonal starts nowhere */
+  if (len > 0) start = off >= 0 ? off * st_x[a2] : -off * st_x[a1]; /* within x: |off| < its dim */
+  int32_t idx = strided_index(lw, &size, stride, start, RLX_MAX(N, 1));
   return idx < 0 ? rlx_last_status() : emit_flat_put(lw, n, x, idx, src, false);
 }
 
