@@ -63,6 +63,7 @@ for _op in (aten.median.default, aten.nanmedian.default):
         case(_op, "empty-i64", lambda x, f=_op: f(x), ints(0, 9, 3, 0)),
         case(_op, "empty-i32", lambda x, f=_op: f(x), ints(0, 9, 0, dtype=i32)),
         case(_op, "large", lambda x, f=_op: f(x), ints(-50, 50, 4001).to(f32)),
+        case(_op, "dyn", lambda x, f=_op: f(x), randn(4, 7), dynamic=[(0, 0, "B")]),
     ]
 
 # -- median.dim / nanmedian.dim: values and indices
@@ -119,6 +120,12 @@ CASES += [
     case(_mo, "size-1-axis", lambda x: _mo(x, 0), randn(1, 5)),
     case(_mo, "empty-other-axis", lambda x: _mo(x, 1), ints(0, 3, 0, 4)),
     case(_mo, "dyn", lambda x: _mo(x, 1), ints(0, 3, 4, 21), dynamic=[(0, 0, "B")]),
+    # NaN under std::sort's `<` is not a strict weak order; torch's answer is still what
+    # libstdc++'s steps give, and rlx takes the same steps
+    case(_mo, "nan-short", lambda x: _mo(x, 1), _nan_rows(8, 7, p=0.5, hi=2)),
+    case(_mo, "nan-long", lambda x: _mo(x, 1), _nan_rows(4, 300, p=0.3, hi=5)),
+    case(_mo, "nan-mostly", lambda x: _mo(x, 1), _nan_rows(6, 40, p=0.9, hi=2)),
+    case(_mo, "all-nan", lambda x: _mo(x, 1), torch.full((3, 30), NAN)),
     # rows on which libstdc++'s introsort falls back to heapsort (order_killers.py)
     case(_mo, "heapsort-distinct", lambda x: _mo(x, 1), torch.tensor([SORT_DISTINCT])),
     case(_mo, "heapsort-ties", lambda x: _mo(x, -1), torch.tensor([SORT_TIES, SORT_DISTINCT])),

@@ -57,6 +57,8 @@ CASES += [
          ints(-9, 9, 10)),
     case(_pt, "0d-self", lambda x, i, s: _pt(x, i, s), torch.tensor(1.5), torch.tensor([0]), randn(1)),
     case(_pt, "empty-index", lambda x, i, s: _pt(x, i, s), randn(3), ints(0, 3, 0), randn(0)),
+    case(_pt, "dyn", lambda x, i, s: _pt(x, i, s, True), randn(4, 3), ints(0, 12, 5), randn(5),
+         dynamic=[(1, 0, "K"), (2, 0, "K")]),
 ]
 
 # -- index_reduce
@@ -90,6 +92,8 @@ CASES += [
          dynamic=[(0, 1, "C"), (2, 1, "C")]),
 ]
 
+CASES.append(case(_ir, "amax-dyn", lambda x, i, s: _ir(x, 0, i, s, "amax"), randn(5, 3), ints(0, 5, 4), randn(4, 3),
+                  dynamic=[(0, 1, "C"), (2, 1, "C")]))
 for _red in ("prod", "mean"):
     CASES.append(case(_ir, f"{_red}-0d", lambda x, i, s, r=_red: _ir(x, 0, i, s, r), torch.tensor(1.5),
                       torch.tensor([0]), torch.tensor(-3.0)))
@@ -118,10 +122,14 @@ CASES += [
          torch.tensor(0)),
     case(_ms, "input-broadcasts-to-mask", lambda x, m, s: _ms(x, m, s), randn(3), bools(2, 3), randn(6)),
     case(_ms, "input-and-mask-broadcast", lambda x, m, s: _ms(x, m, s), randn(2, 1), bools(4), randn(9)),
+    case(_ms, "input-broadcasts-dyn", lambda x, m, s: _ms(x, m, s), randn(3), bools(4, 3), randn(12),
+         dynamic=[(1, 0, "B")]),
     case(_ip, "bool-mask-broadcast-row", lambda x, m, v: _ip(x, [m], v), randn(3, 4), bools(3),
          randn(4)),
     case(_ip, "bool-mask-broadcast-row-1", lambda x, m, v: _ip(x, [m], v), randn(3, 4), bools(3),
          randn(1, 4)),
+    case(_ip, "bool-mask-broadcast-dyn", lambda x, m, v: _ip(x, [m], v), randn(5, 4), bools(5), randn(4),
+         dynamic=[(0, 0, "B"), (1, 0, "B")]),
     case(_ip, "bool-mask-full-0d-value", lambda x, m, v: _ip(x, [m], v), randn(3, 4), bools(3, 4),
          torch.tensor(2.0)),
     case(_ip, "bool-mask-accumulate", lambda x, m, v: _ip(x, [m], v, True), randn(4, 2, 3), bools(4),
