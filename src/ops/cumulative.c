@@ -22,7 +22,8 @@ static rlx_status cum_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   const rlx_cumulative_params *p = &n->p.cumulative;
   const rlx_value *x = rlx_in(g, n, 0);
   if ((unsigned)p->kind > RLX_CUM_LOGSUMEXP) RLX_INFER_FAIL("invalid cumulative kind %d", (int)p->kind);
-  if (p->axis < 0 || p->axis >= RLX_MAX(x->shape.rank, 1)) RLX_INFER_FAIL("%s axis %d out of range", kind_names[p->kind], p->axis);
+  if (p->axis < 0 || p->axis >= RLX_MAX(x->shape.rank, 1))
+    RLX_INFER_FAIL("%s axis %d out of range", kind_names[p->kind], p->axis);
   bool lse = p->kind == RLX_CUM_LOGSUMEXP;
   if (lse && !rlx_dtype_is_float(x->dtype))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "logcumsumexp needs a float input, got %s", rlx_dtype_name(x->dtype));
@@ -86,7 +87,8 @@ static rlx_status cum_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
           if (take) bi = v;
         }
         if (take) best = d;
-        memcpy((char *)out[0].data + (size_t)off * es, (const char *)in[0].data + (size_t)(base + best * inner) * es, es);
+        memcpy((char *)out[0].data + (size_t)off * es, (const char *)in[0].data + (size_t)(base + best * inner) * es,
+               es);
         if (n->n_out == 2) ((int64_t *)out[1].data)[off] = best;
       }
     }

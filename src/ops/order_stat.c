@@ -32,7 +32,8 @@ static rlx_status order_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   rlx_dim D = r ? x->shape.dims[p->axis] : 1;
   if (D == 0) RLX_INFER_FAIL("%s over the empty axis %d", kind_names[p->kind], p->axis);
   if (p->kind == RLX_ORDER_KTHVALUE && (p->k < 1 || !rlx_dim_may_le(g, p->k, D))) {
-    if (rlx_dim_is_sym(D)) RLX_INFER_FAIL("kthvalue k=%lld is out of range for the symbolic axis %d", (long long)p->k, p->axis);
+    if (rlx_dim_is_sym(D))
+      RLX_INFER_FAIL("kthvalue k=%lld is out of range for the symbolic axis %d", (long long)p->k, p->axis);
     RLX_INFER_FAIL("kthvalue k=%lld is out of range for an axis of size %lld", (long long)p->k, (long long)D);
   }
   os[0].rank = 0;
@@ -58,14 +59,17 @@ static bool less_value_index(const ord_item *a, const ord_item *b, const void *c
 }
 static bool less_value_index_nan_last(const ord_item *a, const ord_item *b, const void *ctx) {
   (void)ctx;
-  return a->key.f < b->key.f || (a->key.f == b->key.f && a->idx < b->idx) || (b->key.f != b->key.f && a->key.f == a->key.f);
+  return a->key.f < b->key.f || (a->key.f == b->key.f && a->idx < b->idx) ||
+         (b->key.f != b->key.f && a->key.f == a->key.f);
 }
 /* std::sort's comparator in mode: the values alone. */
 static bool less_value(const ord_item *a, const ord_item *b, const void *ctx) {
   return *(const bool *)ctx ? a->key.f < b->key.f : a->key.i < b->key.i;
 }
 
-static bool item_eq(const ord_item *a, const ord_item *b, bool fl) { return fl ? a->key.f == b->key.f : a->key.i == b->key.i; }
+static bool item_eq(const ord_item *a, const ord_item *b, bool fl) {
+  return fl ? a->key.f == b->key.f : a->key.i == b->key.i;
+}
 
 /* The position in v (after rearranging it) of the row's statistic. */
 static int64_t row_stat(const rlx_order_stat_params *p, ord_item *v, int64_t D, bool fl) {

@@ -33,7 +33,8 @@ static rlx_status ss_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
   if (r == 0) RLX_INFER_FAIL("the sorted sequence must have at least one dimension");
   if (s->dtype != v->dtype) RLX_INFER_FAIL("sequence (%s) and values (%s) differ in dtype",
                                            rlx_dtype_name(s->dtype), rlx_dtype_name(v->dtype));
-  if (s->dtype == RLX_DTYPE_BOOL) return rlx_errorf(RLX_ERR_UNSUPPORTED, "searchsorted of bool tensors (torch refuses it)");
+  if (s->dtype == RLX_DTYPE_BOOL)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "searchsorted of bool tensors (torch refuses it)");
   if (v->shape.rank == 0 && r != 1)
     RLX_INFER_FAIL("a 0-d value needs a 1-D sorted sequence, got rank %d", r);
   if (r > 1) {

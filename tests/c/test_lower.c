@@ -669,7 +669,8 @@ TEST(order_search_refusals) {
 #define TWO_OUT(shape) "'out': [{" F32(shape) "}, {'shape': " shape ", 'dtype': 'i64'}]}"
   CHECK_ERR(fx_load(&f, x23, "", "{'id': 'k', 'op': 'aten.kthvalue.default', 'args': [{'ref': 'x'}, {'int': 4}, "
                     "{'int': 1}], " TWO_OUT("[2]"), "", NULL, 0),
-            RLX_ERR_SHAPE, "node 'k' (aten.kthvalue.default): rlx order_stat: kthvalue k=4 is out of range for an axis of size 3");
+            RLX_ERR_SHAPE,
+            "node 'k' (aten.kthvalue.default): rlx order_stat: kthvalue k=4 is out of range for an axis of size 3");
   CHECK_ERR(fx_load(&f, x23, "", "{'id': 'k', 'op': 'aten.kthvalue.default', 'args': [{'ref': 'x'}, {'int': 0}], "
                     TWO_OUT("[2]"), "", NULL, 0),
             RLX_ERR_SHAPE, "node 'k' (aten.kthvalue.default): rlx order_stat: kthvalue k=0 is out of range");
@@ -684,12 +685,16 @@ TEST(order_search_refusals) {
             RLX_ERR_UNSUPPORTED, "node 'nm' (aten.nanmedian.dim): rlx order_stat: nanmedian of a bool tensor");
   CHECK_ERR(fx_load(&f, i2, "", "{'id': 'lc', 'op': 'aten.logcumsumexp.default', 'args': [{'ref': 'i'}, {'int': 0}], "
                     "'out': {'shape': [2], 'dtype': 'i64'}}", "{'ref': 'lc', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
-            RLX_ERR_UNSUPPORTED, "node 'lc' (aten.logcumsumexp.default): rlx cumulative: logcumsumexp needs a float input");
+            RLX_ERR_UNSUPPORTED,
+            "node 'lc' (aten.logcumsumexp.default): rlx cumulative: logcumsumexp needs a float input");
   const char *sv = "{'id': 'x', " F32("[2, 3]") "}, {'id': 'v', " F32("[3, 3]") "}";
   CHECK_ERR(fx_load(&f, sv, "", "{'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
-                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'ss', 'shape': [3, 3], 'dtype': 'i64'}", NULL, 0),
-            RLX_ERR_SHAPE, "node 'ss' (aten.searchsorted.Tensor): rlx searchsorted: the sequence [2, 3] must be 1-D or match");
-  const char *so = "{'id': 'x', " F32("[3]") "}, {'id': 'v', " F32("[2]") "}, {'id': 'o', 'shape': [3], 'dtype': 'i32'}";
+                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'ss', 'shape': [3, 3], 'dtype': 'i64'}",
+                    NULL, 0),
+            RLX_ERR_SHAPE,
+            "node 'ss' (aten.searchsorted.Tensor): rlx searchsorted: the sequence [2, 3] must be 1-D or match");
+  const char *so =
+      "{'id': 'x', " F32("[3]") "}, {'id': 'v', " F32("[2]") "}, {'id': 'o', 'shape': [3], 'dtype': 'i32'}";
   CHECK_ERR(fx_load(&f, so, "", "{'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
                     "'kwargs': {'sorter': {'ref': 'o'}}, 'out': {'shape': [2], 'dtype': 'i64'}}",
                     "{'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
@@ -699,10 +704,12 @@ TEST(order_search_refusals) {
                     "{'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
             RLX_ERR_UNSUPPORTED, "node 'ss' (aten.searchsorted.Tensor): argument 'side' must be 'left' or 'right'");
   CHECK_ERR(fx_load(&f, sv, "", "{'id': 'bk', 'op': 'aten.bucketize.Tensor', 'args': [{'ref': 'v'}, {'ref': 'x'}], "
-                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'bk', 'shape': [3, 3], 'dtype': 'i64'}", NULL, 0),
+                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'bk', 'shape': [3, 3], 'dtype': 'i64'}",
+                    NULL, 0),
             RLX_ERR_SHAPE, "node 'bk' (aten.bucketize.Tensor): argument 'boundaries' must be 1-D");
   CHECK_ERR(fx_load(&f, b23, "", "{'id': 'in', 'op': 'aten.isin.Tensor_Tensor', 'args': [{'ref': 'b'}, {'ref': 'b'}], "
-                    "'out': {'shape': [2, 3], 'dtype': 'bool'}}", "{'ref': 'in', 'shape': [2, 3], 'dtype': 'bool'}", NULL, 0),
+                    "'out': {'shape': [2, 3], 'dtype': 'bool'}}", "{'ref': 'in', 'shape': [2, 3], 'dtype': 'bool'}",
+                    NULL, 0),
             RLX_ERR_UNSUPPORTED, "node 'in' (aten.isin.Tensor_Tensor): rlx isin: isin of bool tensors");
 #undef TWO_OUT
 }
@@ -719,7 +726,8 @@ TEST(searchsorted_scalar_and_sorter) {
                    "{'id': 'sc', 'op': 'aten.searchsorted.Scalar', 'args': [{'ref': 'x'}, {'float': 2.5}], "
                    "'kwargs': {'sorter': {'ref': 'o'}}, 'out': {'shape': [], 'dtype': 'i64'}},"
                    " {'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
-                   "'kwargs': {'right': {'bool': true}, 'sorter': {'ref': 'o'}}, 'out': {'shape': [2], 'dtype': 'i64'}}",
+                   "'kwargs': {'right': {'bool': true}, 'sorter': {'ref': 'o'}}, "
+                   "'out': {'shape': [2], 'dtype': 'i64'}}",
                    "{'ref': 'sc', 'shape': [], 'dtype': 'i64'}, {'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0));
   CHECK_OK(fx_compile(&f, false));
   rlx_tensor_view vx = view1(x, RLX_DTYPE_F32, 4), vv = view1(v, RLX_DTYPE_F32, 2), vo = view1(o, RLX_DTYPE_I64, 4);
@@ -730,7 +738,8 @@ TEST(searchsorted_scalar_and_sorter) {
   CHECK_OUT(&f, 0, RLX_DTYPE_I64, DIMS(), 3);
   CHECK_OUT(&f, 1, RLX_DTYPE_I64, DIMS(2), 3, 3);
   o[2] = 4;
-  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME, "node 'sc' (aten.searchsorted.Scalar): searchsorted: sorter[2] = 4 is out of range");
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME,
+            "node 'sc' (aten.searchsorted.Scalar): searchsorted: sorter[2] = 4 is out of range");
   fx_free(&f);
 }
 

@@ -156,7 +156,8 @@ rlx_status rlx_lower_index_copy(rlx_lower *lw, const rlx_aten_node *n) {
  * gets the same trailing values, so the output is where(mask, vals, x)
  * (x + vals for accumulate: positions of a mask are distinct), a static
  * shape; vals with one row per true element are data-dependent. */
-static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t mask, int32_t vals, bool acc) {
+static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t mask, int32_t vals,
+                                 bool acc) {
   const rlx_value *xv = lw_val(lw, x), *m = lw_val(lw, mask);
   rlx_shape vs = lw_val(lw, vals)->shape;
   int k = m->shape.rank, T = xv->shape.rank - k;

@@ -8,7 +8,8 @@
 #include "import/lower/lower.h"
 
 /* flat[index] = vals (or +=): x, index and vals flattened, x's shape restored. */
-static rlx_status emit_flat_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t index, int32_t vals, bool acc) {
+static rlx_status emit_flat_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t index, int32_t vals,
+                                bool acc) {
   rlx_shape xs = lw_val(lw, x)->shape, flat = {.rank = 1}, ifl = {.rank = 1};
   rlx_status st = rlx_shape_numel_dim_lw(lw, &xs, &flat.dims[0]);
   if (!st) st = rlx_shape_numel_dim_lw(lw, &lw_val(lw, index)->shape, &ifl.dims[0]);
@@ -61,9 +62,12 @@ rlx_status rlx_lower_diagonal_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_shape xs = lw_val(lw, x)->shape;
   int a1, a2;
-  if ((st = lw_axis(d1, xs.rank, "argument 'dim1'", &a1)) || (st = lw_axis(d2, xs.rank, "argument 'dim2'", &a2))) return st;
-  if (xs.rank < 2 || a1 == a2) return lw_fail(RLX_ERR_SHAPE, "diagonal_scatter needs two distinct axes of a rank >= 2 tensor");
-  if (off < -RLX_MAX_NUMEL || off > RLX_MAX_NUMEL) return lw_fail(RLX_ERR_SHAPE, "diagonal offset %lld", (long long)off);
+  if ((st = lw_axis(d1, xs.rank, "argument 'dim1'", &a1)) || (st = lw_axis(d2, xs.rank, "argument 'dim2'", &a2)))
+    return st;
+  if (xs.rank < 2 || a1 == a2)
+    return lw_fail(RLX_ERR_SHAPE, "diagonal_scatter needs two distinct axes of a rank >= 2 tensor");
+  if (off < -RLX_MAX_NUMEL || off > RLX_MAX_NUMEL)
+    return lw_fail(RLX_ERR_SHAPE, "diagonal offset %lld", (long long)off);
   int64_t st_x[RLX_MAX_RANK], stride[RLX_MAX_RANK];
   rlx_shape_strides(&xs, st_x);
   int64_t len = off >= 0 ? RLX_MIN(xs.dims[a1], xs.dims[a2] - off) : RLX_MIN(xs.dims[a1] + off, xs.dims[a2]);
@@ -100,7 +104,8 @@ rlx_status rlx_lower_as_strided_scatter(rlx_lower *lw, const rlx_aten_node *n) {
                      (long long)stride[i]);
     s.dims[i] = size[i];
   }
-  if (off < 0 || off > RLX_MAX_NUMEL) return lw_fail(RLX_ERR_SHAPE, "as_strided_scatter storage_offset %lld", (long long)off);
+  if (off < 0 || off > RLX_MAX_NUMEL)
+    return lw_fail(RLX_ERR_SHAPE, "as_strided_scatter storage_offset %lld", (long long)off);
   if (!rlx_shape_eq(&s, &lw_val(lw, src)->shape))
     return lw_fail(RLX_ERR_SHAPE, "as_strided_scatter: src does not have the view's shape");
   int32_t idx = strided_index(lw, &s, stride, off, rlx_shape_numel(&lw_val(lw, x)->shape));
