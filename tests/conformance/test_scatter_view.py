@@ -130,6 +130,8 @@ CASES += [
          randn(1, 4)),
     case(_ip, "bool-mask-broadcast-dyn", lambda x, m, v: _ip(x, [m], v), randn(5, 4), bools(5), randn(4),
          dynamic=[(0, 0, "B"), (1, 0, "B")]),
+    case(_ip, "bool-mask-one-value-any-rank", lambda x, m, v: _ip(x, [m], v), randn(3, 4), bools(3),
+         randn(1, 1, 1)),
     case(_ip, "bool-mask-full-0d-value", lambda x, m, v: _ip(x, [m], v), randn(3, 4), bools(3, 4),
          torch.tensor(2.0)),
     case(_ip, "bool-mask-accumulate", lambda x, m, v: _ip(x, [m], v, True), randn(4, 2, 3), bools(4),

@@ -160,6 +160,7 @@ static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t 
                                  bool acc) {
   const rlx_value *xv = lw_val(lw, x), *m = lw_val(lw, mask);
   rlx_shape vs = lw_val(lw, vals)->shape;
+  if (!rlx_shape_is_symbolic(&vs) && rlx_shape_numel(&vs) == 1) vs.rank = 0; /* one value fills, of any rank */
   int k = m->shape.rank, T = xv->shape.rank - k;
   if (T < 0) return lw_fail(RLX_ERR_SHAPE, "index_put: a rank-%d mask for a rank-%d tensor", k, xv->shape.rank);
   if (vs.rank > T + 1 || (vs.rank == T + 1 && vs.dims[0] != 1))
