@@ -288,6 +288,20 @@ CASES += [
     case(_is, "float-sorting-path", lambda t: _is(0.5, t), uniform(0, 1, 40)),
 ]
 
+# -- every op on constants: rlx's fold pass evaluates them at compile time (with their scratch)
+def _folded(x):
+    c = torch.arange(24, dtype=f32).reshape(4, 6) % 5
+    s = torch.sort(c[0]).values
+    y = aten.mode.default(c, 1)[0] + aten.kthvalue.default(c, 2, 1)[0] + aten.median.dim(c, 1)[0]
+    y = y + aten.cummax.default(c, 1)[0][:, -1] + aten.logcumsumexp.default(c, 1)[:, -1]
+    y = y + aten.searchsorted.Tensor(s, c[:, :1].contiguous()).reshape(4).to(f32)
+    return x + y + aten.isin.Tensor_Tensor(c, s[:2].contiguous()).sum(1).to(f32)
+
+
+CASES.append(case(aten.mode.default, "constant-folded", _folded, randn(4),
+                  expect=[aten.mode.default, aten.kthvalue.default, aten.median.dim, aten.cummax.default,
+                          aten.logcumsumexp.default, aten.searchsorted.Tensor, aten.isin.Tensor_Tensor]))
+
 # -- the decompositions torch.export applies by default ("high"/"core")
 CASES += [
     case(_it, "core-small", lambda x, t: torch.isin(x, t), ints(0, 10, 4, 6), torch.tensor([3, 7]),
