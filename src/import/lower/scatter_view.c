@@ -3,7 +3,8 @@
  * tensor's storage: diagonal_scatter, as_strided_scatter and put. Each is an
  * index_put on the flattened tensor: put's indices are its argument; the
  * other two get a constant i64 tensor of the view's flat positions, made at
- * load from the static shapes (offset + sum_d i_d * stride_d).
+ * load from the static shapes (offset + sum_d i_d * stride_d); diagonal_scatter
+ * builds its positions in the graph, so it also takes symbolic shapes.
  */
 #include "import/lower/lower.h"
 
@@ -49,8 +50,21 @@ static int32_t strided_index(rlx_lower *lw, const rlx_shape *size, const int64_t
   return rlx_graph_add_const_owned(lw->g, RLX_DTYPE_I64, size, v);
 }
 
+/* i64 positions `coef * arange(len)` laid along axis `axis` of a rank-`rank`
+ * tensor (length 1 elsewhere), or -1. */
+static int32_t axis_positions(rlx_lower *lw, rlx_dim len, rlx_dim coef, int axis, int rank) {
+  rlx_params p = {.arange = {.dtype = RLX_DTYPE_I64, .length = len, .step = 1, .istep = 1}};
+  rlx_shape s = {.rank = rank};
+  for (int i = 0; i < rank; i++) s.dims[i] = i == axis ? len : 1;
+  int32_t a = lw_reshape(lw, lw_emit(lw, RLX_OP_ARANGE, &p, NULL, 0), &s);
+  return a < 0 ? -1 : lw_binary(lw, RLX_BINARY_MUL, a, lw_dim_scalar(lw, coef, RLX_DTYPE_I64));
+}
+
 /* diagonal_scatter(self, src, offset=0, dim1=0, dim2=1): src is the diagonal,
- * self's other axes first, then the diagonal's length. */
+ * self's other axes first, then the diagonal's length. Its flat positions
+ * are start + sum_i o_i * stride_i + t * (stride_1 + stride_2), built from
+ * aranges (folded to a constant at static shapes; computed per binding at
+ * symbolic ones). */
 rlx_status rlx_lower_diagonal_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, src;
   int64_t off, d1, d2;
@@ -60,7 +74,7 @@ rlx_status rlx_lower_diagonal_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 3, "dim1", 0, &d1);
   if (!st) st = lw_int(lw, n, 4, "dim2", 1, &d2);
   if (st) return st;
-  const rlx_shape xs = lw_val(lw, x)->shape;
+  const rlx_shape xs = lw_val(lw, x)->shape, ss = lw_val(lw, src)->shape;
   int a1, a2;
   if ((st = lw_axis(d1, xs.rank, "argument 'dim1'", &a1)) || (st = lw_axis(d2, xs.rank, "argument 'dim2'", &a2)))
     return st;
@@ -68,19 +82,28 @@ rlx_status rlx_lower_diagonal_scatter(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_fail(RLX_ERR_SHAPE, "diagonal_scatter needs two distinct axes of a rank >= 2 tensor");
   if (off < -RLX_MAX_NUMEL || off > RLX_MAX_NUMEL)
     return lw_fail(RLX_ERR_SHAPE, "diagonal offset %lld", (long long)off);
-  int64_t st_x[RLX_MAX_RANK], stride[RLX_MAX_RANK];
-  rlx_shape_strides(&xs, st_x);
-  int64_t len = off >= 0 ? RLX_MIN(xs.dims[a1], xs.dims[a2] - off) : RLX_MIN(xs.dims[a1] + off, xs.dims[a2]);
-  rlx_shape size = {.rank = 0};
-  for (int i = 0; i < xs.rank; i++)
-    if (i != a1 && i != a2) stride[size.rank] = st_x[i], size.dims[size.rank++] = xs.dims[i];
-  stride[size.rank] = st_x[a1] + st_x[a2];
-  size.dims[size.rank++] = RLX_MAX(len, 0);
-  if (!rlx_shape_eq(&size, &lw_val(lw, src)->shape)) /* torch: "src must have the shape of the diagonal" */
+  rlx_symtab *sy = lw_syms(lw);
+  rlx_dim stride[RLX_MAX_RANK], len, along;
+  stride[xs.rank - 1] = 1;
+  for (int i = xs.rank - 2; i >= 0 && !st; i--) st = rlx_dim_mul(sy, stride[i + 1], xs.dims[i + 1], &stride[i]);
+  /* the diagonal's length: min(d1, d2 - off) or min(d1 + off, d2), at least 0 */
+  rlx_dim e1 = xs.dims[a1], e2 = xs.dims[a2];
+  if (!st) st = off >= 0 ? rlx_dim_add(sy, e2, -off, &e2) : rlx_dim_add(sy, e1, off, &e1);
+  if (!st) st = rlx_dim_min(sy, e1, e2, &len);
+  if (!st) st = rlx_dim_max(sy, len, 0, &len);
+  if (!st) st = rlx_dim_add(sy, stride[a1], stride[a2], &along);
+  if (st) return st;
+  bool ok = ss.rank == xs.rank - 1 && lw_dims_agree(lw, ss.dims[ss.rank - 1], len);
+  for (int i = 0, j = 0; ok && i < xs.rank; i++)
+    if (i != a1 && i != a2) ok = lw_dims_agree(lw, ss.dims[j++], xs.dims[i]);
+  if (!ok) /* torch: "src must have the shape of the diagonal" */
     return lw_fail(RLX_ERR_SHAPE, "diagonal_scatter: src does not have the diagonal's shape");
-  int64_t N = rlx_shape_numel(&xs), start = 0; /* an empty diagonal starts nowhere */
-  if (len > 0) start = off >= 0 ? off * st_x[a2] : -off * st_x[a1]; /* within x: |off| < its dim */
-  int32_t idx = strided_index(lw, &size, stride, start, RLX_MAX(N, 1));
+  rlx_dim start = 0; /* within x when the diagonal is not empty: |off| < its dim */
+  if ((st = rlx_dim_mul(sy, off >= 0 ? off : -off, stride[off >= 0 ? a2 : a1], &start))) return st;
+  int32_t idx = axis_positions(lw, len, along, ss.rank - 1, ss.rank);
+  for (int i = 0, j = 0; i < xs.rank && idx >= 0; i++)
+    if (i != a1 && i != a2) idx = lw_binary(lw, RLX_BINARY_ADD, idx, axis_positions(lw, xs.dims[i], stride[i], j++, ss.rank));
+  if (idx >= 0) idx = lw_binary(lw, RLX_BINARY_ADD, idx, lw_dim_scalar(lw, start, RLX_DTYPE_I64));
   return idx < 0 ? rlx_last_status() : emit_flat_put(lw, n, x, idx, src, false);
 }
 
