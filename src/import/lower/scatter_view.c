@@ -1,10 +1,11 @@
 /*
  * scatter_view.c — lowering of the writes through a view of the whole
  * tensor's storage: diagonal_scatter, as_strided_scatter and put. Each is an
- * index_put on the flattened tensor: put's indices are its argument; the
- * other two get a constant i64 tensor of the view's flat positions, made at
- * load from the static shapes (offset + sum_d i_d * stride_d); diagonal_scatter
- * builds its positions in the graph, so it also takes symbolic shapes.
+ * index_put on the flattened tensor at the view's flat positions (offset +
+ * sum_d i_d * stride_d): put's are its argument; as_strided_scatter's a
+ * constant i64 tensor made at load from its static sizes and strides;
+ * diagonal_scatter's are built in the graph from aranges, so it also takes
+ * symbolic shapes.
  */
 #include "import/lower/lower.h"
 
