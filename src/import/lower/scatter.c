@@ -1,8 +1,8 @@
 /*
  * scatter.c — lowering of element-wise gather and the write-side indexing
  * ops: gather, scatter (.src, .value, .reduce, .value_reduce), scatter_add,
- * scatter_reduce, index_reduce, index_copy, index_put / _unsafe_index_put, masked_scatter,
- * select_scatter, slice_scatter, and _embedding_bag.
+ * scatter_reduce, index_reduce, index_copy, index_put / _unsafe_index_put,
+ * masked_scatter, select_scatter, slice_scatter, and _embedding_bag.
  */
 #include "import/lower/lower.h"
 
@@ -124,9 +124,6 @@ rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_reshape(lw, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3), &x0));
 }
 
-/* index_put(x, indices, values, accumulate). A single boolean mask with one
- * value (x[mask] = v) is a select; other boolean masks have data-dependent
- * shapes and are rejected. */
 /* index_copy(self, dim, index [L], source): self with its slices index[j]
  * along dim replaced by source's slice j; an index_put on that axis. */
 rlx_status rlx_lower_index_copy(rlx_lower *lw, const rlx_aten_node *n) {
@@ -179,6 +176,10 @@ static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t 
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
 }
 
+/* index_put(x, indices, values, accumulate). A single boolean mask with
+ * values that broadcast over the selected elements is a select
+ * (lower_mask_put); one value per true element is data-dependent and
+ * rejected. */
 rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, vals, list[RLX_MAX_RANK], in[RLX_MAX_RANK + 2];
   int cnt;
