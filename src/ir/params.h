@@ -305,6 +305,47 @@ typedef struct rlx_dist_params {
   double p;
 } rlx_dist_params;
 
+/* order_stat: one order statistic per row along `axis` (src/ops/order_stat.c),
+ * values and their i64 indices, as torch's CPU kernels pick them. */
+typedef enum rlx_order_stat_kind {
+  RLX_ORDER_KTHVALUE,  /* the k-th smallest (NaN largest), torch's quickselect */
+  RLX_ORDER_MEDIAN,    /* the lower median; a row with NaN gives its first NaN */
+  RLX_ORDER_NANMEDIAN, /* the lower median of the non-NaN values */
+  RLX_ORDER_MODE       /* the most frequent value (the smallest of equally frequent ones) */
+} rlx_order_stat_kind;
+
+typedef struct rlx_order_stat_params {
+  rlx_order_stat_kind kind;
+  int axis;     /* a 0-d input is one row of one element (axis 0) */
+  bool keepdim;
+  int64_t k;    /* kthvalue: 1 <= k <= the axis's size */
+} rlx_order_stat_params;
+
+/* cumulative: scans with two outputs or a log-space sum (src/ops/cumulative.c). */
+typedef enum rlx_cumulative_kind {
+  RLX_CUM_MAX,      /* cummax: values, i64 index of the last maximum (a NaN sticks) */
+  RLX_CUM_MIN,      /* cummin */
+  RLX_CUM_LOGSUMEXP /* logcumsumexp: floats only, in double */
+} rlx_cumulative_kind;
+
+typedef struct rlx_cumulative_params {
+  rlx_cumulative_kind kind;
+  int axis;
+} rlx_cumulative_params;
+
+/* searchsorted(sorted_sequence, values, sorter?) and bucketize
+ * (src/ops/search.c): the insertion point of each value. */
+typedef struct rlx_searchsorted_params {
+  bool right;     /* the last insertion point (upper bound) instead of the first */
+  bool out_int32; /* i32 output instead of i64 */
+} rlx_searchsorted_params;
+
+/* isin(elements, test_elements) (src/ops/search.c). */
+typedef struct rlx_isin_params {
+  bool invert;
+  bool assume_unique; /* torch's sort-based rule, which differs when the elements repeat */
+} rlx_isin_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -367,6 +408,10 @@ typedef union rlx_params {
   rlx_full_params full;
   rlx_arange_params arange;
   rlx_fused_params fused;
+  rlx_order_stat_params order_stat;
+  rlx_cumulative_params cumulative;
+  rlx_searchsorted_params searchsorted;
+  rlx_isin_params isin;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

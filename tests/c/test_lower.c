@@ -658,6 +658,91 @@ TEST(special_refusals) {
             RLX_ERR_UNSUPPORTED, "node 'fr' (aten.frexp.Tensor): torch.frexp() only supports floating-point");
 }
 
+/* The order statistics and searches refuse what torch refuses, naming the
+ * node: k past the axis, a dim out of range, an empty axis, bool inputs,
+ * integer logcumsumexp, a sequence that does not match the values, a sorter
+ * of the wrong dtype, an unknown side, 2-D bucketize boundaries. */
+TEST(order_search_refusals) {
+  fixture f;
+  const char *b23 = "{'id': 'b', 'shape': [2, 3], 'dtype': 'bool'}", *i2 = "{'id': 'i', 'shape': [2], 'dtype': 'i64'}";
+  const char *x23 = "{'id': 'x', " F32("[2, 3]") "}", *x0 = "{'id': 'x', " F32("[2, 0]") "}";
+#define TWO_OUT(shape) "'out': [{" F32(shape) "}, {'shape': " shape ", 'dtype': 'i64'}]}"
+  CHECK_ERR(fx_load(&f, x23, "", "{'id': 'k', 'op': 'aten.kthvalue.default', 'args': [{'ref': 'x'}, {'int': 4}, "
+                    "{'int': 1}], " TWO_OUT("[2]"), "", NULL, 0),
+            RLX_ERR_SHAPE,
+            "node 'k' (aten.kthvalue.default): rlx order_stat: kthvalue k=4 is out of range for an axis of size 3");
+  CHECK_ERR(fx_load(&f, x23, "", "{'id': 'k', 'op': 'aten.kthvalue.default', 'args': [{'ref': 'x'}, {'int': 0}], "
+                    TWO_OUT("[2]"), "", NULL, 0),
+            RLX_ERR_SHAPE, "node 'k' (aten.kthvalue.default): rlx order_stat: kthvalue k=0 is out of range");
+  CHECK_ERR(fx_load(&f, x23, "", "{'id': 'md', 'op': 'aten.median.dim', 'args': [{'ref': 'x'}, {'int': 2}], "
+                    TWO_OUT("[2]"), "", NULL, 0),
+            RLX_ERR_SHAPE, "node 'md' (aten.median.dim): argument 'dim'");
+  CHECK_ERR(fx_load(&f, x0, "", "{'id': 'mo', 'op': 'aten.mode.default', 'args': [{'ref': 'x'}, {'int': 1}], "
+                    TWO_OUT("[2]"), "", NULL, 0),
+            RLX_ERR_SHAPE, "node 'mo' (aten.mode.default): rlx order_stat: mode over the empty axis 1");
+  CHECK_ERR(fx_load(&f, b23, "", "{'id': 'nm', 'op': 'aten.nanmedian.dim', 'args': [{'ref': 'b'}, {'int': 1}], "
+                    "'out': [{'shape': [2], 'dtype': 'bool'}, {'shape': [2], 'dtype': 'i64'}]}", "", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'nm' (aten.nanmedian.dim): rlx order_stat: nanmedian of a bool tensor");
+  CHECK_ERR(fx_load(&f, i2, "", "{'id': 'lc', 'op': 'aten.logcumsumexp.default', 'args': [{'ref': 'i'}, {'int': 0}], "
+                    "'out': {'shape': [2], 'dtype': 'i64'}}", "{'ref': 'lc', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_UNSUPPORTED,
+            "node 'lc' (aten.logcumsumexp.default): rlx cumulative: logcumsumexp needs a float input");
+  const char *sv = "{'id': 'x', " F32("[2, 3]") "}, {'id': 'v', " F32("[3, 3]") "}";
+  CHECK_ERR(fx_load(&f, sv, "", "{'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
+                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'ss', 'shape': [3, 3], 'dtype': 'i64'}",
+                    NULL, 0),
+            RLX_ERR_SHAPE,
+            "node 'ss' (aten.searchsorted.Tensor): rlx searchsorted: the sequence [2, 3] must be 1-D or match");
+  const char *so =
+      "{'id': 'x', " F32("[3]") "}, {'id': 'v', " F32("[2]") "}, {'id': 'o', 'shape': [3], 'dtype': 'i32'}";
+  CHECK_ERR(fx_load(&f, so, "", "{'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
+                    "'kwargs': {'sorter': {'ref': 'o'}}, 'out': {'shape': [2], 'dtype': 'i64'}}",
+                    "{'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_SHAPE, "node 'ss' (aten.searchsorted.Tensor): rlx searchsorted: the sorter (i32 [3]) must be i64");
+  CHECK_ERR(fx_load(&f, so, "", "{'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
+                    "'kwargs': {'side': {'str': 'middle'}}, 'out': {'shape': [2], 'dtype': 'i64'}}",
+                    "{'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'ss' (aten.searchsorted.Tensor): argument 'side' must be 'left' or 'right'");
+  CHECK_ERR(fx_load(&f, sv, "", "{'id': 'bk', 'op': 'aten.bucketize.Tensor', 'args': [{'ref': 'v'}, {'ref': 'x'}], "
+                    "'out': {'shape': [3, 3], 'dtype': 'i64'}}", "{'ref': 'bk', 'shape': [3, 3], 'dtype': 'i64'}",
+                    NULL, 0),
+            RLX_ERR_SHAPE, "node 'bk' (aten.bucketize.Tensor): argument 'boundaries' must be 1-D");
+  CHECK_ERR(fx_load(&f, b23, "", "{'id': 'in', 'op': 'aten.isin.Tensor_Tensor', 'args': [{'ref': 'b'}, {'ref': 'b'}], "
+                    "'out': {'shape': [2, 3], 'dtype': 'bool'}}", "{'ref': 'in', 'shape': [2, 3], 'dtype': 'bool'}",
+                    NULL, 0),
+            RLX_ERR_UNSUPPORTED, "node 'in' (aten.isin.Tensor_Tensor): rlx isin: isin of bool tensors");
+#undef TWO_OUT
+}
+
+/* searchsorted.Scalar, which torch.export cannot record today (its meta
+ * function fails on a Python scalar), and a sorter entry out of range at run
+ * time: an error naming the node, not a wild read. */
+TEST(searchsorted_scalar_and_sorter) {
+  fixture f;
+  float x[4] = {3, 1, 2, 2}, v[2] = {2, 2.5f};
+  int64_t o[4] = {1, 2, 3, 0};
+  CHECK_OK(fx_load(&f, "{'id': 'x', " F32("[4]") "}, {'id': 'v', " F32("[2]") "}, {'id': 'o', 'shape': [4], "
+                   "'dtype': 'i64'}", "",
+                   "{'id': 'sc', 'op': 'aten.searchsorted.Scalar', 'args': [{'ref': 'x'}, {'float': 2.5}], "
+                   "'kwargs': {'sorter': {'ref': 'o'}}, 'out': {'shape': [], 'dtype': 'i64'}},"
+                   " {'id': 'ss', 'op': 'aten.searchsorted.Tensor', 'args': [{'ref': 'x'}, {'ref': 'v'}], "
+                   "'kwargs': {'right': {'bool': true}, 'sorter': {'ref': 'o'}}, "
+                   "'out': {'shape': [2], 'dtype': 'i64'}}",
+                   "{'ref': 'sc', 'shape': [], 'dtype': 'i64'}, {'ref': 'ss', 'shape': [2], 'dtype': 'i64'}", NULL, 0));
+  CHECK_OK(fx_compile(&f, false));
+  rlx_tensor_view vx = view1(x, RLX_DTYPE_F32, 4), vv = view1(v, RLX_DTYPE_F32, 2), vo = view1(o, RLX_DTYPE_I64, 4);
+  CHECK_OK(rlx_session_bind_input(f.s, "x", &vx));
+  CHECK_OK(rlx_session_bind_input(f.s, "v", &vv));
+  CHECK_OK(rlx_session_bind_input(f.s, "o", &vo));
+  CHECK_OK(rlx_session_run(f.s)); /* sorted: 1 2 2 3 */
+  CHECK_OUT(&f, 0, RLX_DTYPE_I64, DIMS(), 3);
+  CHECK_OUT(&f, 1, RLX_DTYPE_I64, DIMS(2), 3, 3);
+  o[2] = 4;
+  CHECK_ERR(rlx_session_run(f.s), RLX_ERR_RUNTIME,
+            "node 'sc' (aten.searchsorted.Scalar): searchsorted: sorter[2] = 4 is out of range");
+  fx_free(&f);
+}
+
 TEST(recorded_shape_mismatch) {
   fixture f;
   CHECK_ERR(fx_load(&f, X2, "", RELU("r", "x", "[3]"), "{'ref': 'r', " F32("[3]") "}", NULL, 0),
@@ -793,5 +878,6 @@ TEST_MAIN(linear, addmm, grouped_mm_fallback, matmul_vectors, conv2d, conv2d_sam
           split_with_sizes_getitem, select_negative_index, slice_negative_start_step, narrow_bounds,
           cat_promotes, index_tensor, masked_fill_neg_inf, div_rounding_modes, where_scalar_branch,
           sum_empty_dim_list, constant_outputs, unsupported_ops_in_one_report, special_refusals,
+          order_search_refusals, searchsorted_scalar_and_sorter,
           recorded_shape_mismatch,
           weight_errors, reference_errors, getitem_errors, duplicate_ids)

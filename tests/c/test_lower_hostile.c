@@ -684,7 +684,65 @@ TEST(recorded_outputs) {
          NODE("aten.transpose.int", X ", {'sym': 's9'}, " I(1), OUT("[3, 2]", "f32")));
 }
 
+/* ---- order statistics, scans, view scatters ---- */
+
+TEST(order_stat_args) {
+  char node[512];
+  static const char *const ks[] = {"0", "-1", "4", I64MIN, I64MAX, P62};
+  for (int i = 0; i < 6; i++) { /* k outside [1, 3] for an axis of 3 */
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.kthvalue.default', 'args': [{'ref': 'x'}, {'int': %s}, "
+             "{'int': 1}], 'out': [%s, %s]}", ks[i], OUT("[2]", "f32"), OUT("[2]", "i64"));
+    REFUSE(RLX_ERR_SHAPE, "kthvalue k=", IN("[2, 3]", "f32"), node);
+  }
+  static const char *const ops[] = {"aten.median.dim", "aten.nanmedian.dim", "aten.mode.default", "aten.cummax.default",
+                                    "aten.cummin.default", "aten.logcumsumexp.default"};
+  static const char *const dims[] = {"2", "-3", I64MIN, I64MAX};
+  for (int o = 0; o < 6; o++)
+    for (int i = 0; i < 4; i++) {
+      bool one = o == 5;
+      snprintf(node, sizeof node, "{'id': 'n', 'op': '%s', 'args': [{'ref': 'x'}, {'int': %s}], 'out': %s%s%s%s%s}",
+               ops[o], dims[i], one ? "" : "[", OUT("[2, 3]", "f32"), one ? "" : ", ", one ? "" : OUT("[2, 3]", "i64"),
+               one ? "" : "]");
+      REFUSE(RLX_ERR_SHAPE, "argument 'dim'", IN("[2, 3]", "f32"), node);
+    }
+}
+
+TEST(view_scatter_args) {
+  const char *xs = "{'id': 'x', 'shape': [3, 4], 'dtype': 'f32'}, {'id': 's', 'shape': [2], 'dtype': 'f32'}";
+  char node[512];
+  static const char *const offs[] = {I64MIN, I64MAX};
+  for (int i = 0; i < 2; i++) {
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.diagonal_scatter.default', 'args': [{'ref': 'x'}, "
+             "{'ref': 's'}, {'int': %s}], 'out': %s}", offs[i], OUT("[3, 4]", "f32"));
+    REFUSE(RLX_ERR_SHAPE, "diagonal offset", xs, node);
+  }
+  static const struct {
+    const char *size, *stride, *off, *want;
+  } as[] = {{"-1", "1", "0", "size[0] = -1"}, {"2", "-1", "0", "stride -1"}, {"2", I64MAX, "0", "stride"},
+            {"2", "1", I64MAX, "storage_offset"}, {"2", "1", "11", "reaches element 12 of a tensor of 12"},
+            {"2", "281474976710656", "0", "reaches element"}, {"3", "1", "0", "does not have the view's shape"}};
+  for (size_t i = 0; i < sizeof as / sizeof as[0]; i++) {
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.as_strided_scatter.default', 'args': [{'ref': 'x'}, "
+             "{'ref': 's'}, {'list': [{'int': %s}]}, {'list': [{'int': %s}]}, {'int': %s}], 'out': %s}", as[i].size,
+             as[i].stride, as[i].off, OUT("[3, 4]", "f32"));
+    REFUSE(RLX_ERR_SHAPE, as[i].want, xs, node);
+  }
+  REFUSE(RLX_ERR_UNSUPPORTED, "index_reduce reduce 'sum'",
+         "{'id': 'x', 'shape': [3], 'dtype': 'f32'}, {'id': 'i', 'shape': [2], 'dtype': 'i64'}, "
+         "{'id': 's', 'shape': [2], 'dtype': 'f32'}",
+         NODE("aten.index_reduce.default", "{'ref': 'x'}, {'int': 0}, {'ref': 'i'}, {'ref': 's'}, {'str': 'sum'}",
+              OUT("[3]", "f32")));
+  REFUSE(RLX_ERR_UNSUPPORTED, "put needs an i64 index",
+         "{'id': 'x', 'shape': [3], 'dtype': 'f32'}, {'id': 'i', 'shape': [2], 'dtype': 'i32'}, "
+         "{'id': 's', 'shape': [2], 'dtype': 'f32'}",
+         NODE("aten.put.default", "{'ref': 'x'}, {'ref': 'i'}, {'ref': 's'}", OUT("[3]", "f32")));
+  REFUSE(RLX_ERR_SHAPE, "an index of one value",
+         "{'id': 'x', 'shape': [], 'dtype': 'f32'}, {'id': 'i', 'shape': [2], 'dtype': 'i64'}",
+         NODE("aten.index_select.default", "{'ref': 'x'}, {'int': 0}, {'ref': 'i'}", OUT("[]", "f32")));
+}
+
 TEST_MAIN(pixel_shuffle_factor, im2col_params, repeat_sizes, unfold_windows, diagonal_offset_extremes, view_sizes,
           view_dims, expand_sizes, permute_flip_duplicates, split_args, tensor_split_indices, unbind_and_stack,
           pad_values_and_sizes, fill_values, compare_with_inf, integer_scalar_args, arange_args, reduce_dims, one_hot,
-          conv_params, pool_params, resize_scales, norm_args, operand_types, recorded_outputs)
+          conv_params, pool_params, resize_scales, norm_args, operand_types, recorded_outputs, order_stat_args,
+          view_scatter_args)

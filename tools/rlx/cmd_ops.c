@@ -40,7 +40,11 @@ int cmd_ops(int argc, char **argv) {
          "    compute in double: where torch's own evaluation loses accuracy (ndtr's left tail,\n"
          "    igamma/igammac, digamma near its roots, torch's float64 J/Y above x = 5) rlx returns the\n"
          "    function's value; torch's edge values and its float-only argument rounding are kept\n"
-         "  - mvlgamma takes orders p up to 2^20, polygamma orders n up to 2^53\n");
+         "  - mvlgamma takes orders p up to 2^20, polygamma orders n up to 2^53\n"
+         "  - mode and nanmedian pick among equal values (all-NaN rows for nanmedian) as libstdc++'s\n"
+         "    std::sort / std::nth_element do, i.e. as torch's Linux builds; other C++ libraries may differ\n"
+         "  - put and index_copy with repeated indices (no accumulate): the last write wins\n"
+         "  - as_strided_scatter writes its input's contiguous storage, as as_strided reads it\n");
   free(names);
   return 0;
 }

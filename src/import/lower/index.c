@@ -38,10 +38,15 @@ rlx_status rlx_lower_index_select(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   int a;
   if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
-  if (lw_val(lw, idx)->shape.rank == 0) { /* a 0-d index keeps the axis, with length 1 */
-    rlx_shape one = {.rank = 1, .dims = {1}};
-    idx = lw_reshape(lw, idx, &one);
+  rlx_shape one = {.rank = 1, .dims = {1}}, scalar = {.rank = 0};
+  if (lw_val(lw, x)->shape.rank == 0) { /* a 0-d input: its one element, by an index holding one value */
+    const rlx_shape *is = &lw_val(lw, idx)->shape;
+    if (rlx_shape_is_symbolic(is) || rlx_shape_numel(is) != 1) /* torch: "Index to scalar can have only 1 value" */
+      return lw_fail(RLX_ERR_SHAPE, "index_select of a 0-d tensor needs an index of one value");
+    int32_t y = emit_gather(lw, lw_reshape(lw, x, &one), lw_reshape(lw, idx, &one), 0, false);
+    return lw_bind(lw, n, y < 0 ? -1 : lw_reshape(lw, y, &scalar));
   }
+  if (lw_val(lw, idx)->shape.rank == 0) idx = lw_reshape(lw, idx, &one); /* a 0-d index keeps the axis, with length 1 */
   return lw_bind(lw, n, emit_gather(lw, x, idx, a, false));
 }
 

@@ -76,6 +76,34 @@ rlx_status rlx_lower_addmm(rlx_lower *lw, const rlx_aten_node *n) {
   return emit_matmul(lw, n, a, b, bias, false, alpha, beta);
 }
 
+/* addbmm(self, batch1 [B, N, K], batch2 [B, K, M], beta, alpha): beta * self
+ * + alpha * sum_b batch1[b] @ batch2[b], as one matmul over the batches laid
+ * side by side: [N, B*K] @ [B*K, M]. */
+rlx_status rlx_lower_addbmm(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t bias, a, b;
+  double alpha, beta;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &bias);
+  if (!st) st = lw_tensor(lw, n, 1, "batch1", &a);
+  if (!st) st = lw_tensor(lw, n, 2, "batch2", &b);
+  if (!st) st = lw_float(lw, n, 3, "beta", 1.0, &beta);
+  if (!st) st = lw_float(lw, n, 4, "alpha", 1.0, &alpha);
+  if (st) return st;
+  const rlx_shape as = lw_val(lw, a)->shape, bs = lw_val(lw, b)->shape;
+  if (as.rank != 3 || bs.rank != 3) /* torch: "batch1 must be a 3D tensor" */
+    return lw_fail(RLX_ERR_SHAPE, "addbmm needs 3-D batches, got ranks %d and %d", as.rank, bs.rank);
+  rlx_dim BK;
+  if ((st = rlx_dim_mul(lw_syms(lw), as.dims[0], as.dims[2], &BK))) return st;
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  for (int i = 0; i < RLX_MAX_RANK; i++) p.permute.perm[i] = i < 3 ? (int32_t[]){1, 0, 2}[i] : -1;
+  rlx_shape a2 = {.rank = 2, .dims = {as.dims[1], BK}}, b2 = {.rank = 2, .dims = {BK, bs.dims[2]}};
+  a = lw_reshape(lw, lw_emit(lw, RLX_OP_PERMUTE, &p, &a, 1), &a2);
+  b = lw_reshape(lw, b, &b2);
+  if (a < 0 || b < 0) return rlx_last_status();
+  if (beta == 0) bias = -1; /* torch ignores the input (even NaN) when beta is 0 */
+  return emit_matmul(lw, n, a, b, bias, false, alpha, beta);
+}
+
 rlx_status rlx_lower_linear(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, w, b;
   rlx_status st = lw_tensor(lw, n, 0, "input", &x);

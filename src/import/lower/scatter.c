@@ -1,8 +1,8 @@
 /*
  * scatter.c — lowering of element-wise gather and the write-side indexing
  * ops: gather, scatter (.src, .value, .reduce, .value_reduce), scatter_add,
- * scatter_reduce, index_put / _unsafe_index_put, masked_scatter,
- * select_scatter, slice_scatter, and _embedding_bag.
+ * scatter_reduce, index_reduce, index_copy, index_put / _unsafe_index_put,
+ * masked_scatter, select_scatter, slice_scatter, and _embedding_bag.
  */
 #include "import/lower/lower.h"
 
@@ -83,9 +83,103 @@ rlx_status rlx_lower_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3));
 }
 
-/* index_put(x, indices, values, accumulate). A single boolean mask with one
- * value (x[mask] = v) is a select; other boolean masks have data-dependent
- * shapes and are rejected. */
+/* index_reduce(self, dim, index [L], source, reduce, *, include_self=True):
+ * scatter_reduce along dim with the index broadcast over source's shape
+ * (prod, mean, amax, amin; mean counts self when include_self). */
+rlx_status rlx_lower_index_reduce(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx, src;
+  int64_t dim;
+  rlx_params p = {.scatter = {.include_self = true}};
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (!st) st = lw_tensor(lw, n, 3, "source", &src);
+  if (!st) st = lw_bool(lw, n, -1, "include_self", true, &p.scatter.include_self);
+  if (st) return st;
+  const rlx_arg *r = lw_arg(n, 4, "reduce");
+  if (!r || r->kind != RLX_ARG_STR) return lw_fail(RLX_ERR_FORMAT, "index_reduce reduce mode is missing");
+  if ((st = reduce_name(r->u.s, &p.scatter.reduce))) return st;
+  if (p.scatter.reduce == RLX_SCATTER_ADD) /* torch: "reduce argument must be either prod, mean, amax or amin" */
+    return lw_fail(RLX_ERR_UNSUPPORTED, "index_reduce reduce '%s'", r->u.s);
+  int a;
+  if ((st = lw_axis(dim, lw_val(lw, x)->shape.rank, "argument 'dim'", &a))) return st;
+  const rlx_shape x0 = lw_val(lw, x)->shape;
+  rlx_shape one = {.rank = 1, .dims = {1}};
+  if (x0.rank == 0 && lw_val(lw, src)->shape.rank == 0) { /* a 0-d input: as a 1-element vector */
+    x = lw_reshape(lw, x, &one), src = lw_reshape(lw, src, &one), a = 0;
+    if (x < 0 || src < 0) return rlx_last_status();
+  }
+  const rlx_shape xs = lw_val(lw, x)->shape, ss = lw_val(lw, src)->shape, is = lw_val(lw, idx)->shape;
+  if (xs.rank == 0 || ss.rank != xs.rank || is.rank > 1)
+    return lw_fail(RLX_ERR_SHAPE, "index_reduce needs a 1-D index and a source of the input's rank (ranks: input %d, "
+                   "index %d, source %d)", xs.rank, is.rank, ss.rank);
+  rlx_shape line = {.rank = xs.rank};
+  for (int i = 0; i < xs.rank; i++) line.dims[i] = i == a ? ss.dims[a] : 1;
+  rlx_params ep = {.shape = {.shape = ss}};
+  int32_t il = lw_reshape(lw, idx, &line);
+  int32_t in[3] = {x, il < 0 ? -1 : lw_emit(lw, RLX_OP_EXPAND, &ep, &il, 1), lw_cast(lw, src, lw_val(lw, x)->dtype)};
+  if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  p.scatter.axis = a;
+  return lw_bind(lw, n, lw_reshape(lw, lw_emit(lw, RLX_OP_SCATTER, &p, in, 3), &x0));
+}
+
+/* index_copy(self, dim, index [L], source): self with its slices index[j]
+ * along dim replaced by source's slice j; an index_put on that axis. */
+rlx_status rlx_lower_index_copy(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, idx, src;
+  int64_t dim;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_int(lw, n, 1, "dim", 0, &dim);
+  if (!st) st = lw_tensor(lw, n, 2, "index", &idx);
+  if (!st) st = need_index(lw, idx);
+  if (!st) st = lw_tensor(lw, n, 3, "source", &src);
+  if (st) return st;
+  int r = lw_val(lw, x)->shape.rank, a;
+  if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
+  if (r == 0 || lw_val(lw, idx)->shape.rank > 1) /* torch: "index_copy_(): Index should have dimension 1 or 0" */
+    return lw_fail(RLX_ERR_SHAPE, "index_copy needs an input of rank >= 1 and an index of rank <= 1");
+  rlx_shape one = {.rank = 1, .dims = {1}};
+  if (lw_val(lw, idx)->shape.rank == 0) idx = lw_reshape(lw, idx, &one);
+  rlx_params p = {.index_put = {.indexed = 1u << a}};
+  int32_t in[3] = {x, lw_cast(lw, src, lw_val(lw, x)->dtype), idx};
+  if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_INDEX_PUT, &p, in, 3));
+}
+
+/* x[mask] = vals (or += with accumulate), the mask covering x's leading
+ * axes: torch broadcasts vals to [count of trues, *x's trailing axes]. When
+ * vals has no axis for the count (or a 1 there), every selected position
+ * gets the same trailing values, so the output is where(mask, vals, x)
+ * (x + vals for accumulate: positions of a mask are distinct), a static
+ * shape; vals with one row per true element are data-dependent. */
+static rlx_status lower_mask_put(rlx_lower *lw, const rlx_aten_node *n, int32_t x, int32_t mask, int32_t vals,
+                                 bool acc) {
+  const rlx_value *xv = lw_val(lw, x), *m = lw_val(lw, mask);
+  rlx_shape vs = lw_val(lw, vals)->shape;
+  if (!rlx_shape_is_symbolic(&vs) && rlx_shape_numel(&vs) == 1) vs.rank = 0; /* one value fills, of any rank */
+  int k = m->shape.rank, T = xv->shape.rank - k;
+  if (T < 0) return lw_fail(RLX_ERR_SHAPE, "index_put: a rank-%d mask for a rank-%d tensor", k, xv->shape.rank);
+  if (vs.rank > T + 1 || (vs.rank == T + 1 && vs.dims[0] != 1))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask and one value per true element (a "
+                   "data-dependent count); values that broadcast over the selected elements are supported");
+  rlx_shape ms = xv->shape, bs = {.rank = xv->shape.rank};
+  for (int i = k; i < ms.rank; i++) ms.dims[i] = 1; /* mask covers the leading axes */
+  int drop = vs.rank == T + 1; /* the count axis, of size 1 */
+  for (int i = 0; i < bs.rank; i++) {
+    int j = i - (bs.rank - (vs.rank - drop)) + drop; /* right-aligned within the trailing axes */
+    bs.dims[i] = i >= k && j >= drop ? vs.dims[j] : 1;
+  }
+  int32_t w[3] = {lw_reshape(lw, mask, &ms), lw_reshape(lw, vals, &bs), x};
+  if (w[0] < 0 || w[1] < 0) return rlx_last_status();
+  if (acc && (w[1] = lw_binary(lw, RLX_BINARY_ADD, x, w[1])) < 0) return rlx_last_status();
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
+}
+
+/* index_put(x, indices, values, accumulate). A single boolean mask with
+ * values that broadcast over the selected elements is a select
+ * (lower_mask_put); one value per true element is data-dependent and
+ * rejected. */
 rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, vals, list[RLX_MAX_RANK], in[RLX_MAX_RANK + 2];
   int cnt;
@@ -98,18 +192,8 @@ rlx_status rlx_lower_index_put(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_value *xv = lw_val(lw, x);
   vals = lw_cast(lw, vals, xv->dtype);
   if (vals < 0) return rlx_last_status();
-  if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL) {
-    const rlx_value *m = lw_val(lw, list[0]);
-    if (rlx_shape_is_symbolic(&lw_val(lw, vals)->shape) || rlx_shape_numel(&lw_val(lw, vals)->shape) != 1 || acc ||
-        m->shape.rank > xv->shape.rank)
-      return lw_fail(RLX_ERR_UNSUPPORTED, "index_put with a boolean mask needs a single value and no "
-                     "accumulation (other forms have a data-dependent shape)");
-    rlx_shape ms = xv->shape, vs = {.rank = 0};
-    for (int i = m->shape.rank; i < ms.rank; i++) ms.dims[i] = 1; /* mask covers the leading axes */
-    int32_t w[3] = {lw_reshape(lw, list[0], &ms), lw_reshape(lw, vals, &vs), x};
-    if (w[0] < 0 || w[1] < 0) return rlx_last_status();
-    return lw_bind(lw, n, lw_emit(lw, RLX_OP_WHERE, NULL, w, 3));
-  }
+  if (cnt == 1 && list[0] >= 0 && lw_val(lw, list[0])->dtype == RLX_DTYPE_BOOL)
+    return lower_mask_put(lw, n, x, list[0], vals, acc);
   uint32_t mask = 0;
   int k = 0;
   in[k++] = x;
@@ -133,6 +217,11 @@ rlx_status rlx_lower_masked_scatter(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   int32_t in[3] = {x, lw_cast(lw, m, RLX_DTYPE_BOOL), lw_cast(lw, s, lw_val(lw, x)->dtype)};
   if (in[1] < 0 || in[2] < 0) return rlx_last_status();
+  const rlx_tinfo *t = lw_out(n, 0); /* the output is x broadcast with the mask (torch's expand_outplace) */
+  if (t && !rlx_shape_eq(&t->shape, &lw_val(lw, x)->shape)) {
+    rlx_params p = {.shape = {.shape = t->shape}};
+    if ((in[0] = lw_emit(lw, RLX_OP_EXPAND, &p, &x, 1)) < 0) return rlx_last_status();
+  }
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_MASKED_SCATTER, NULL, in, 3));
 }
 
