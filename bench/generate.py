@@ -224,6 +224,34 @@ def bandwidth(threads: int) -> float | None:
         return None
 
 
+def chart(path: Path, rows: list, bound: float | None, a) -> str | None:
+    """Bars of prefill and decode tokens/s per runtime (PNG), the decode bound
+    as a line. None, or why there is no chart."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:  # noqa: BLE001 - optional
+        return f"no chart: {e}"
+    ok = [(NAMES[r].split(" (")[0], p, d) for r, p, d, e in rows if not e]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4), dpi=110)
+    for ax, k, title in ((ax1, 1, f"prefill, {a.prompt}-token prompt"), (ax2, 2, f"decode, {a.new} tokens")):
+        vals = [x[k] for x in ok]
+        bars = ax.bar([x[0] for x in ok], vals, color=["#1f77b4" if x[0] == "rlx" else "#999999" for x in ok])
+        for b, v in zip(bars, vals):
+            ax.text(b.get_x() + b.get_width() / 2, v, f"{v:.1f}", ha="center", va="bottom", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel("tokens / s")
+    if bound:
+        ax2.axhline(bound, color="black", linestyle="--", linewidth=0.8)
+        ax2.text(len(ok) - 0.5, bound, " bandwidth bound (median)", va="bottom", ha="right", fontsize=7)
+    fig.suptitle(f"1B Llama, f32, {a.threads} threads: median of {a.rounds} rounds", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--worker", choices=list(WORKERS))
@@ -328,6 +356,12 @@ def main() -> int:
     if same:
         lines += ["", "Greedy tokens identical to rlx's for the first N of them (f32 rounding may break a "
                   "near-tie and the texts part there): " + ", ".join(f"{NAMES[r]} {k}" for r, k in same.items())]
+    if a.write:
+        bound = None
+        if bw:
+            bound = statistics.median(bw) * 1e9 / info["weights_read_per_token"]
+        why = chart(a.write.with_suffix(".png"), rows, bound, a)
+        lines.insert(4, "" if why else f"\n![prefill and decode](" + a.write.with_suffix(".png").name + ")")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:
