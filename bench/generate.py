@@ -361,7 +361,9 @@ def main() -> int:
         if bw:
             bound = statistics.median(bw) * 1e9 / info["weights_read_per_token"]
         why = chart(a.write.with_suffix(".png"), rows, bound, a)
-        lines.insert(4, "" if why else f"\n![prefill and decode](" + a.write.with_suffix(".png").name + ")")
+        at = next(i for i, l in enumerate(lines) if l.startswith("- model:")) + 1
+        if not why:
+            lines[at:at] = ["", f"![prefill and decode]({a.write.with_suffix('.png').name})"]
     text = "\n".join(lines) + "\n"
     print(text)
     if a.write:
