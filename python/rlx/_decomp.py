@@ -24,7 +24,12 @@ DECOMPOSITIONS = ("aten", "high", "core")
 
 # Ops kept whole under "high" (every overload of each that torch has).
 PRESERVED_OPS = (
-    "scaled_dot_product_attention", "layer_norm", "native_layer_norm", "group_norm",
+    "scaled_dot_product_attention",
+    # torch's decomposition of these returns the attention weights as the second
+    # output where eager returns logsumexp (a [B, H, L, S] tensor for a [B, H, L]
+    # one): kept whole, rlx computes both (src/import/lower/linalg.c)
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "layer_norm", "native_layer_norm", "group_norm",
     "native_group_norm", "batch_norm", "native_batch_norm", "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training", "rms_norm", "convolution", "conv1d", "conv2d",
     "linear", "gelu", "silu", "_softmax", "softmax", "_log_softmax", "log_softmax", "embedding",

@@ -294,13 +294,38 @@ def test_buffer_mutation_keeps_files_consistent(tmp_path, mode):
     w, _ = load_st(tmp_path / "weights.safetensors")
     ref, _ = load_st(tmp_path / "reference.safetensors")
     inter, _ = load_st(tmp_path / "intermediates.safetensors")
-    assert torch.equal(w["count"], torch.zeros(1))        # the state the graph starts from
+    ir = load_ir(tmp_path)
+    # the mutated buffer is session state (docs/design.md "State"), starting at zeros:
+    # nothing to store for it, and the eager reference is one run from that state
+    st = ir.get("state", [])
+    if mode == "high":  # functional: the update is a BUFFER_MUTATION output, so the buffer is state
+        assert [(e["key"], e["init"]) for e in st] == [("count", "zeros")], st
+        assert "count" not in w and not [x for x in ir["weights"] if x["key"] == "count"]
+        assert s["dropped_outputs"] == []  # the update is the state's, not dropped
+    else:  # aten mode keeps the in-place add_ in the graph, on the buffer as a weight
+        assert torch.equal(w["count"], torch.zeros(1)) and not st
     assert torch.equal(ref["out::0"], torch.ones(3))      # eager result from that state
-    assert torch.equal(inter[load_ir(tmp_path)["outputs"][0]["ref"]], torch.ones(3))
+    assert torch.equal(inter[ir["outputs"][0]["ref"]], torch.ones(3))
     assert torch.equal(m.count, torch.zeros(1))            # the user's module is untouched
-    if mode == "high":  # functional graph: the update is a dropped (non-user) output
-        assert s["dropped_outputs"] == ["buffer_mutation:count"]
-    assert len(load_ir(tmp_path)["outputs"]) == 1
+    assert len(ir["outputs"]) == 1
+
+
+def test_state_with_an_initial_value(tmp_path):
+    """A mutated buffer that does not start at zeros is stored in weights.safetensors."""
+    class Acc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("acc", torch.full((2,), 0.5))
+
+        def forward(self, x):
+            self.acc.mul_(2.0)
+            return x + self.acc
+
+    export(Acc(), (torch.ones(2),), tmp_path)
+    ir = load_ir(tmp_path)
+    w, _ = load_st(tmp_path / "weights.safetensors")
+    assert [(e["key"], e["init"]) for e in ir["state"]] == [("acc", "weights")]
+    assert torch.equal(w["acc"], torch.full((2,), 0.5))
 
 
 def test_no_weights_gives_empty_file(tmp_path):

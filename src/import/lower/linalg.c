@@ -6,6 +6,8 @@
  * Matmul and attention compute in f32 or f64: f16/bf16 operands are cast to
  * f32 and the result cast back (torch also accumulates them in f32).
  */
+#include <math.h>
+
 #include "import/lower/lower.h"
 
 /* f16/bf16 compute in f32; f32, f64 and integers in their own dtype. */
@@ -148,6 +150,46 @@ rlx_status rlx_lower_grouped_mm(rlx_lower *lw, const rlx_aten_node *n) {
  *   _scaled_dot_product_attention_math(q, k, v, attn_mask, dropout_p, is_causal, dropout_mask, *, scale, enable_gqa)
  *   _scaled_dot_product_flash_attention[_for_cpu](q, k, v, dropout_p, is_causal, ..., *, attn_mask?, scale)
  *   _scaled_dot_product_efficient_attention(q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal, *, scale) */
+/* The flash variants' second output, logsumexp [*B, H, L] over the keys of
+ * scale * q k^T with the causal limit (top-left, as torch) or the mask: a
+ * matmul, a where / add and a logsumexp reduction (an attention node
+ * computes the output). -1 when rlx cannot build it (grouped kv heads, a
+ * symbolic causal limit): the output is then missing, and a graph that
+ * reads it is refused naming it. */
+static int32_t flash_logsumexp(rlx_lower *lw, int32_t q, int32_t k, int32_t mask, bool causal, double scale) {
+  const rlx_value *qv = lw_val(lw, q), *kv = lw_val(lw, k);
+  int r = qv->shape.rank;
+  if (r < 3 || kv->shape.rank != r) return -1;
+  rlx_dim L = qv->shape.dims[r - 2], S = kv->shape.dims[r - 2], E = qv->shape.dims[r - 1];
+  if (qv->shape.dims[r - 3] != kv->shape.dims[r - 3] || rlx_dim_is_sym(E) || E <= 0) return -1;
+  if (causal && (rlx_dim_is_sym(L) || rlx_dim_is_sym(S) || (int64_t)L * (int64_t)S > ((int64_t)1 << 28))) return -1;
+  rlx_params mp = {.matmul = {.trans_b = true, .alpha = scale != 0 ? scale : 1.0 / sqrt((double)E), .beta = 1}};
+  int32_t in2[2] = {q, k};
+  int32_t sc = lw_emit(lw, RLX_OP_MATMUL, &mp, in2, 2);
+  if (sc < 0) return -1;
+  rlx_dtype ct = lw_val(lw, sc)->dtype;
+  int32_t ninf = lw_scalar(lw, ct, -INFINITY, 0);
+  if (causal) {
+    rlx_shape cs = {.rank = 2, .dims = {L, S}};
+    size_t cells = (size_t)L * (size_t)S;
+    uint8_t *keep = rlx_aligned_alloc(cells ? cells : 1);
+    if (!keep) return -1;
+    for (int64_t i = 0; i < L; i++)
+      for (int64_t j = 0; j < S; j++) keep[i * S + j] = j <= i;
+    int32_t cm = rlx_graph_add_const_owned(lw->g, RLX_DTYPE_BOOL, &cs, keep);
+    int32_t w[3] = {cm, sc, ninf};
+    sc = cm < 0 || ninf < 0 ? -1 : lw_emit(lw, RLX_OP_WHERE, NULL, w, 3);
+  } else if (mask >= 0 && lw_val(lw, mask)->dtype == RLX_DTYPE_BOOL) {
+    int32_t w[3] = {mask, sc, ninf};
+    sc = ninf < 0 ? -1 : lw_emit(lw, RLX_OP_WHERE, NULL, w, 3);
+  } else if (mask >= 0) {
+    sc = lw_binary(lw, RLX_BINARY_ADD, sc, mask);
+  }
+  if (sc < 0) return -1;
+  rlx_params rp = {.reduce = {.kind = RLX_REDUCE_LOGSUMEXP, .axes = 1u << (r - 1)}};
+  return lw_emit(lw, RLX_OP_REDUCE, &rp, &sc, 1);
+}
+
 rlx_status rlx_lower_sdpa(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t q, k, v, mask = -1;
   double dropout = 0, scale = 0;
@@ -187,6 +229,13 @@ rlx_status rlx_lower_sdpa(rlx_lower *lw, const rlx_aten_node *n) {
     int32_t outs[16];
     int cnt = RLX_MIN(n->n_outs, 16);
     for (int i = 0; i < cnt; i++) outs[i] = i ? -1 : y;
+    bool flash = lw_is(n, "_scaled_dot_product_flash_attention") || lw_is(n, "_scaled_dot_product_flash_attention_for_cpu");
+    if (flash && cnt > 1 && n->outs[1].present) { /* dce removes it when nothing reads it */
+      int32_t lse = flash_logsumexp(lw, q, k, mask, causal, scale);
+      if (lse >= 0) outs[1] = lw_cast(lw, lse, n->outs[1].dtype);
+      if (outs[1] < -1) return rlx_last_status();
+      if (outs[1] < 0) rlx_error_clear();
+    }
     return lw_bind_multi(lw, n, outs, cnt);
   }
   return lw_bind(lw, n, y);
