@@ -269,6 +269,21 @@ static rlx_status parse_inputs(parser *p, const cJSON *arr) {
   return RLX_OK;
 }
 
+/* The fields a weight and a state share: "id", "key", "shape", "dtype"
+ * (p->where names the entry). */
+static rlx_status parse_tensor_entry(parser *p, const cJSON *e, const char **id, const char **key, rlx_shape *shape,
+                                     rlx_dtype *dtype) {
+  const char *s;
+  rlx_status st;
+  if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, id)) ||
+      (st = rlx_json_str(e, "key", p->where, &s)) || (st = dup_str(p, s, key)))
+    return st;
+  char ws[800];
+  snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, *key);
+  if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, shape))) return st;
+  return rlx_json_dtype(e, "dtype", p->where, dtype);
+}
+
 static rlx_status parse_weights(parser *p, const cJSON *arr) {
   rlx_torch_ir *ir = p->ir;
   ir->n_weights = cJSON_GetArraySize(arr);
@@ -279,18 +294,10 @@ static rlx_status parse_weights(parser *p, const cJSON *arr) {
   cJSON_ArrayForEach(e, arr) {
     rlx_ir_weight *w = &ir->weights[i];
     snprintf(p->where, sizeof p->where, "%s: weights[%d]", p->path, i);
-    const char *s;
-    rlx_status st;
-    if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, &w->id)) ||
-        (st = rlx_json_str(e, "key", p->where, &s)) || (st = dup_str(p, s, &w->key)))
-      return st;
+    rlx_status st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype);
+    if (st) return st;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
     if ((st = dup_str(p, cJSON_IsString(k) ? k->valuestring : "param", &w->kind))) return st;
-    char ws[800];
-    snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, w->key);
-    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, &w->shape)) ||
-        (st = rlx_json_dtype(e, "dtype", p->where, &w->dtype)))
-      return st;
     i++;
   }
   return RLX_OK;
@@ -312,8 +319,7 @@ static rlx_status parse_states(parser *p, const cJSON *arr) {
     if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
     const char *s, *init;
     rlx_status st;
-    if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, &w->id)) ||
-        (st = rlx_json_str(e, "key", p->where, &s)) || (st = dup_str(p, s, &w->key)) ||
+    if ((st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype)) ||
         (st = rlx_json_str(e, "update", p->where, &s)) || (st = dup_str(p, s, &w->update)) ||
         (st = rlx_json_str(e, "init", p->where, &init)))
       return st;
@@ -321,11 +327,6 @@ static rlx_status parse_states(parser *p, const cJSON *arr) {
       return rlx_errorf(RLX_ERR_FORMAT, "%s ('%s'): 'init' is '%.64s'; expected \"zeros\" or \"weights\"", p->where,
                         w->key, init);
     w->init_zeros = !strcmp(init, "zeros");
-    char ws[800];
-    snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, w->key);
-    if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, &w->shape)) ||
-        (st = rlx_json_dtype(e, "dtype", p->where, &w->dtype)))
-      return st;
     i++;
   }
   return RLX_OK;
