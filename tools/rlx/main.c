@@ -22,9 +22,10 @@ static void usage(FILE *f) {
           "  rlx inspect DIR [--check] [--dot FILE]      op histogram and per-node table\n"
           "  rlx tokenize TOKENIZER.json (--text T | --file F) [--no-special] [--decode 1,2,3]   encode / decode text\n"
           "  rlx ops                                     the ops rlx lowers (aten, library custom ops)\n"
-          "  rlx generate DIR --prompt-ids 1,2,3 [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
-          "               [--min-p P] [--repetition-penalty R] [--seed S]   text generation with an export of\n"
-          "               `python3 -m rlx.export_llm` (greedy unless a sampling option is given)\n\n"
+          "  rlx generate DIR (--prompt TEXT | --prompt-ids 1,2,3) [--max-new-tokens N] [--temperature T]\n"
+          "               [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R] [--seed S] [--no-stop]\n"
+          "               text generation with an export of `python3 -m rlx.export_llm` (greedy unless a\n"
+          "               sampling option is given); prints the ids on a line starting 'ids:' and tok/s\n\n"
           "verify, run and bench also take --reference-kernels, --no-passes, --device cpu and\n"
           "--max-memory MB (refuse a model whose session arena would be larger: untrusted models)\n\n"
           "exit status: 0 success / parity PASS, 1 parity FAIL, 2 error\n",
