@@ -32,7 +32,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DRLX_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$jobs" >/dev/null
 echo "== ctest (ThreadSanitizer): the tests that run thread pools or threads"
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
-  ctest --output-on-failure -j"$jobs" -R 'test_threads|test_api|test_gemm|test_cpu_kernels|verify_')
+  ctest --output-on-failure -j"$jobs" -R 'test_threads|test_api|test_gemm|test_cpu_kernels|test_generate|verify_')
 
 echo "== build (clang: ASan + UBSan + float-cast-overflow, no recovery)"
 CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Debug -DRLX_SANITIZE=ON >/dev/null
