@@ -506,7 +506,10 @@ def test_cli_errors(tmp_path, capsys):
     rc = rx.main([str(tmp_path / "cplx.py"), "-o", str(tmp_path / "o"), "--decomposition",
                   "aten", "--no-check"])
     err = capsys.readouterr().err
-    assert rc == 2 and err.startswith("rlx.export: error:") and "complex64" in err
+    # the steps' progress lines ("rlx.export: [  0.0 s] ...") come first, then the error
+    last = err.strip().splitlines()[-1]
+    assert rc == 2 and last.startswith("rlx.export: error:") and "complex64" in last
+    assert all(line.startswith("rlx.export: [") for line in err.strip().splitlines()[:-1])
 
 
 def test_cli_subprocess_exit_code(tmp_path):
