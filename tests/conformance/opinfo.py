@@ -268,7 +268,7 @@ def _export_failure(e: Exception) -> tuple[str, str]:
     failure of rlx's exporter is rlx's error."""
     msg = str(e).strip()
     line = (msg.splitlines() or [""])[0]
-    if "data-dependent" in msg or "GuardOnDataDependent" in msg or "unbacked" in msg:
+    if re.search(r"data-dependent|GuardOnDataDependent|unbacked|depends on tensor data", msg):
         return "skip", f"data-dependent output shape: {line[:200]}"
     if re.search(r"dtype torch\.complex\w* is not supported by rlx", line):
         return "skip", f"complex dtype inside the program: {line[:200]}"
@@ -282,7 +282,8 @@ def _export_failure(e: Exception) -> tuple[str, str]:
 
 def _rejudge(r: dict) -> dict:
     """A case of an earlier --json run under today's rules, where its reason
-    alone decides (an exporter refusal of a complex dtype is now a skip)."""
+    alone decides (an exporter refusal of a complex dtype or of a value read
+    from tensor data is now a skip)."""
     if r["status"] == "error" and r["reason"].startswith("rlx exporter: ExportError: "):
         detail = r["reason"][len("rlx exporter: ExportError: "):]
         status, reason = _export_failure(Exception(detail))
