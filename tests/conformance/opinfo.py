@@ -483,13 +483,21 @@ def write_ops_md(path: Path, section: str) -> None:
     path.write_text(text)
 
 
+def _command(args: list[str]) -> str:
+    """The command line that made a run, less its output files."""
+    return "python3 tests/conformance/opinfo.py " + " ".join(
+        x for x in args if not x.startswith(("--json", "--markdown", "--ops-md"))
+        and not x.endswith((".json", ".md")))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--ops", help="comma-separated OpInfo names (name or name.variant)")
     g.add_argument("--all", action="store_true", help="every OpInfo in op_db")
-    g.add_argument("--from-json", type=Path, metavar="FILE",
-                   help="run nothing: write --markdown / --ops-md from an earlier --json")
+    g.add_argument("--from-json", type=Path, metavar="FILE", nargs="+",
+                   help="run nothing: write --markdown / --ops-md from earlier --json runs "
+                        "(an OpInfo in a later file replaces its cases in earlier ones)")
     ap.add_argument("--first", type=int, metavar="K", help="with --all: only the first K OpInfos")
     ap.add_argument("--samples", type=int, default=4, help="samples per OpInfo and dtype")
     ap.add_argument("--json", type=Path, help="write every case here")
@@ -498,11 +506,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rlx", default=os.environ.get("RLX_BIN", str(REPO / "build" / "rlx")))
     a = ap.parse_args(argv)
     if a.from_json:
-        data = json.loads(a.from_json.read_text())
-        results = [_rejudge(r) for r in data["cases"]]
-        t = {**totals(results), **{k: v for k, v in data.get("totals", {}).items()
-                                   if k in ("seconds", "date")}}
-        command = data.get("command", "(partial run)")
+        runs = [json.loads(f.read_text()) for f in a.from_json]
+        results = []
+        for data in runs:
+            later = {r["opinfo"] for r in data["cases"]}
+            results = [r for r in results if r["opinfo"] not in later] + data["cases"]
+        results = [_rejudge(r) for r in results]
+        t = totals(results)
+        t["seconds"] = sum(d.get("totals", {}).get("seconds", 0) for d in runs)
+        t["date"] = runs[0].get("totals", {}).get("date")
+        command = "; then ".join(_command(d.get("command", "(partial run)").split()[2:])
+                                 for d in runs)
     else:
         from torch.testing._internal.common_methods_invocations import op_db
         ops = select(op_db, None if a.all else [s for s in a.ops.split(",") if s])
@@ -514,10 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         t = totals(results)
         t["seconds"] = round(time.time() - t0, 1)
         t["date"] = _now()
-        command = "python3 tests/conformance/opinfo.py " + " ".join(
-            x for x in (argv if argv is not None else sys.argv[1:])
-            if not x.startswith(("--json", "--markdown", "--ops-md")) and not x.endswith(
-                (".json", ".md")))
+        command = _command(argv if argv is not None else sys.argv[1:])
     print(json.dumps(t))
     if a.json and not a.from_json:
         a.json.write_text(json.dumps({"totals": t, "command": command, "cases": results},
