@@ -113,7 +113,7 @@ def static_skip(op) -> str | None:
 def rlx_registry(rlx: str) -> set[str]:
     """Base names rlx lowers (``aten.add``), from ``rlx ops``."""
     p = subprocess.run([rlx, "ops"], capture_output=True, text=True, check=True)
-    return {ln.strip() for ln in p.stdout.splitlines() if ln.startswith("  ")}
+    return {ln.strip() for ln in p.stdout.splitlines() if re.fullmatch(r"  [\w.]+", ln)}
 
 
 class SampleModule(torch.nn.Module):
@@ -287,7 +287,8 @@ def _rejudge(r: dict) -> dict:
     if r["status"] == "error" and r["reason"].startswith("rlx exporter: ExportError: "):
         detail = r["reason"][len("rlx exporter: ExportError: "):]
         status, reason = _export_failure(Exception(detail))
-        return {**r, "status": status, "reason": reason}
+        if status == "skip":
+            return {**r, "status": status, "reason": reason}
     return r
 
 
@@ -514,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
         results = [_rejudge(r) for r in results]
         t = totals(results)
         t["seconds"] = sum(d.get("totals", {}).get("seconds", 0) for d in runs)
-        t["date"] = runs[0].get("totals", {}).get("date")
+        t["date"] = runs[0].get("totals", {}).get("date") or datetime.datetime.fromtimestamp(
+            a.from_json[0].stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         command = "; then ".join(_command(d.get("command", "(partial run)").split()[2:])
                                  for d in runs)
     else:
