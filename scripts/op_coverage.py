@@ -20,7 +20,9 @@ Status of a Core ATen overload:
   excluded     left out by design; ``EXCLUDED`` below gives the reason
 
 Prints ``core aten coverage: N/M (P%)`` (N supported, M all Core ATen
-overloads) and a per-op table; ``--write`` also writes the Markdown report.
+overloads) and a per-op table; ``--write`` also writes the Markdown report,
+keeping the file's "OpInfo coverage" section (``tests/conformance/opinfo.py
+--ops-md`` writes that one).
 Exit status: 0, or 2 when the rlx binary or torch cannot be used.
 """
 
@@ -302,6 +304,24 @@ def markdown(rows: list[dict], extra: list[dict], torch_version: str, results_pa
     return "\n".join(out) + "\n"
 
 
+OPINFO_BEGIN = "<!-- opinfo:begin"
+OPINFO_END = "<!-- opinfo:end -->"
+
+
+def opinfo_section(path: Path) -> str:
+    """The "OpInfo coverage" section of the existing report (written by
+    ``tests/conformance/opinfo.py --ops-md``, between its markers), to carry
+    over into the regenerated one; "" when there is none."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return ""
+    start, end = text.find(OPINFO_BEGIN), text.find(OPINFO_END)
+    if start < 0 or end < start:
+        return ""
+    return "\n" + text[start:end + len(OPINFO_END)] + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rlx", default=os.environ.get("RLX_BIN", str(REPO / "build" / "rlx")),
@@ -337,8 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     print(coverage_line(rows))
     if a.write:
         a.write.parent.mkdir(parents=True, exist_ok=True)
+        kept = opinfo_section(a.write)
         a.write.write_text(markdown(rows, extra, torch.__version__.split("+")[0],
-                                    a.results.resolve()))
+                                    a.results.resolve()) + kept)
         if not a.quiet:
             print(f"wrote {a.write}")
     return 0
