@@ -184,7 +184,8 @@ class RlxServer:
 def app(path, *, replicas: int = 2, threads: int | None = None, num_cpus: float | None = None,
         max_batch_size: int = 16, batch_wait_timeout_s: float = 0.005,
         max_ongoing_requests: int | None = None, batching: bool = True, verify: bool = True,
-        require_parity: bool = False, max_body_bytes: int = 256 << 20, name: str = "rlx"):
+        require_parity: bool = False, max_body_bytes: int = 256 << 20, name: str = "rlx",
+        **options):
     """A Ray Serve application serving the rlx export directory ``path``
     (which must exist at that path on every node that runs a replica, or be
     shipped there with a runtime_env) with ``replicas`` replicas.
@@ -197,11 +198,14 @@ def app(path, *, replicas: int = 2, threads: int | None = None, num_cpus: float 
     (default twice ``max_batch_size``) must be at least ``max_batch_size`` for
     batches to fill.  ``verify``: check parity at replica start (the report
     at GET /parity), and with ``require_parity`` refuse to start when it
-    fails.  Returns what ``serve.run`` takes."""
+    fails.  Other keywords are Serve deployment options
+    (``health_check_period_s``, ``ray_actor_options``, ...).  Returns what
+    ``serve.run`` takes."""
     opts = {"name": name, "num_replicas": replicas,
-            "max_ongoing_requests": max_ongoing_requests or max(8, 2 * max_batch_size)}
+            "max_ongoing_requests": max_ongoing_requests or max(8, 2 * max_batch_size),
+            **options}
     if num_cpus is not None:
-        opts["ray_actor_options"] = {"num_cpus": num_cpus}
+        opts["ray_actor_options"] = {**opts.get("ray_actor_options", {}), "num_cpus": num_cpus}
         if threads is None and num_cpus >= 1:
             threads = int(num_cpus)
     return RlxServer.options(**opts).bind(

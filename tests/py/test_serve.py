@@ -352,7 +352,8 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
         serve.start(proxy_location="HeadOnly", http_options={"host": "127.0.0.1", "port": port})
         t0 = time.perf_counter()
         serve.run(rlx_serve.app(export_dir, replicas=2, max_batch_size=8,
-                                batch_wait_timeout_s=0.005), name="mlp", route_prefix="/")
+                                batch_wait_timeout_s=0.005, max_constructor_retry_count=1),
+                  name="mlp", route_prefix="/")
         print(f"\nserve: 2 replicas up in {time.perf_counter() - t0:.1f} s")
 
         code, parity = _get(port, "/parity")
@@ -369,6 +370,9 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
         code, _, data, _ = _post(conn, _npy(np.ones((40, 32), np.float32)), NPY)
         assert code == 200 and np.load(io.BytesIO(data)).shape == (40, 10)  # split in two runs
         conn.close()
+        x = np.full((3, 32), 0.25, np.float32)  # Python callers: a handle, no HTTP
+        (y,) = serve.get_app_handle("mlp").predict.remote(x).result(timeout_s=60)
+        assert_parity(y, _eager(model, x))
 
         r = _load(port, model)
         assert not r["failures"], r["failures"][:5]
