@@ -38,12 +38,11 @@ runs.  Python callers can skip HTTP: ``handle.predict.remote(x)`` returns
 the outputs as a list of numpy arrays, batched the same way.
 """
 
-from __future__ import annotations
-
 import asyncio
 import json
 import logging
 import os
+from typing import List, Optional
 
 import numpy as np
 import ray
@@ -82,7 +81,7 @@ class RlxServer:
     """One replica: an ``Engine`` (the model, its worker thread, decoding and
     batching) behind the routes above.  Arguments as ``app``'s."""
 
-    def __init__(self, path: str, *, replicas: int = 1, threads: int | None = None,
+    def __init__(self, path: str, *, replicas: int = 1, threads: Optional[int] = None,
                  max_batch_size: int = 16, batch_wait_timeout_s: float = 0.005,
                  batching: bool = True, verify: bool = True, require_parity: bool = False,
                  max_body_bytes: int = 256 << 20):
@@ -102,7 +101,7 @@ class RlxServer:
         return await asyncio.get_running_loop().run_in_executor(self.engine.executor, fn, *args)
 
     @serve.batch(max_batch_size=16, batch_wait_timeout_s=0.005)
-    async def _batched(self, items: list[list]) -> list[Result]:
+    async def _batched(self, items: List[list]) -> List[Result]:
         return await self._on_worker(self.engine.run, items)
 
     async def _run(self, args: list) -> Result:
@@ -110,13 +109,13 @@ class RlxServer:
             return (await self._on_worker(self.engine.run, [args]))[0]
         return await self._batched(args)
 
-    def _headers(self, r: Result | None = None) -> dict:
+    def _headers(self, r: Optional[Result] = None) -> dict:
         h = {"X-Rlx-Replica": self.replica, "X-Rlx-Node": self.node}
         if r is not None:
             h["X-Rlx-Batch"] = str(r.batch)
         return h
 
-    def _error(self, e: Exception, r: Result | None = None) -> Response:
+    def _error(self, e: Exception, r: Optional[Result] = None) -> Response:
         code, body = self.engine.error(e)
         if code >= 500:
             log.error("rlx: request failed: %s", e)
@@ -139,7 +138,7 @@ class RlxServer:
             return self._error(e)
         return Response(payload, media_type=ctype, headers=self._headers(r))
 
-    async def predict(self, *inputs, **named) -> list[np.ndarray]:
+    async def predict(self, *inputs, **named) -> List[np.ndarray]:
         """For a DeploymentHandle: the model's inputs (numpy arrays or CPU
         torch tensors, by position or name) -> its outputs, numpy, batched
         like HTTP requests.  Raises RlxError for a bad input."""
@@ -181,9 +180,9 @@ class RlxServer:
         await self._on_worker(self.engine.probe)
 
 
-def app(path, *, replicas: int = 2, threads: int | None = None, num_cpus: float | None = None,
+def app(path, *, replicas: int = 2, threads: Optional[int] = None, num_cpus: Optional[float] = None,
         max_batch_size: int = 16, batch_wait_timeout_s: float = 0.005,
-        max_ongoing_requests: int | None = None, batching: bool = True, verify: bool = True,
+        max_ongoing_requests: Optional[int] = None, batching: bool = True, verify: bool = True,
         require_parity: bool = False, max_body_bytes: int = 256 << 20, name: str = "rlx",
         **options):
     """A Ray Serve application serving the rlx export directory ``path``

@@ -339,8 +339,16 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
         [str(REPO / "python"), *filter(None, [os.environ.get("PYTHONPATH")])])
     os.environ.setdefault("RLX_BIN", str(rlx_binary()))
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # Serve's proxy (on the head) sends to its own node's replica until that
+    # one is full; spread the load over both, as a balancer over per-node
+    # proxies would (docs/serving.md)
+    os.environ["RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING"] = "0"
     temp = tempfile.mkdtemp(prefix="rlxray")  # short: Ray's socket paths must fit 107 bytes
-    node = dict(num_cpus=1, node_ip_address="127.0.0.1", object_store_memory=80 << 20)
+    # 127.0.0.2, loopback all the same: ray.init rewrites 127.0.0.1 and
+    # "localhost" in an address to the machine's outward IP, where a node
+    # bound to 127.0.0.1 is not listening
+    ip = "127.0.0.2"
+    node = dict(num_cpus=1, node_ip_address=ip, object_store_memory=80 << 20)
     port = _free_port()
     cluster = None
     try:
@@ -348,7 +356,7 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
             node, include_dashboard=False, temp_dir=temp))
         cluster.add_node(**node)
         cluster.wait_for_nodes()
-        ray.init(address=cluster.address, log_to_driver=False)
+        ray.init(address=cluster.address, log_to_driver=False, _node_ip_address=ip)
         serve.start(proxy_location="HeadOnly", http_options={"host": "127.0.0.1", "port": port})
         t0 = time.perf_counter()
         serve.run(rlx_serve.app(export_dir, replicas=2, max_batch_size=8,
