@@ -7,8 +7,8 @@ ones), errors naming the input, the health probe, `serve run`'s argument
 parsing.
 
 `test_two_replicas_on_a_two_node_cluster` starts a local Ray cluster on
-127.0.0.1 (a head and one worker node, 1 CPU each, so the two replicas of 1
-CPU land one per node), deploys an MLP export with a dynamic batch 1..32,
+loopback, 127.0.0.2 (a head and one worker node, 1 CPU each, so the two
+replicas of 1 CPU land one per node), deploys an MLP export with a dynamic batch 1..32,
 sends 200 requests from 8 client threads (JSON and .npy, 1..4 rows each),
 checks every response against eager torch, that batching happened and that
 both replicas (on both nodes) served, and prints throughput and p50/p99
