@@ -40,7 +40,7 @@ if "RLX_LIB" not in os.environ and _lib.is_file():
     os.environ["RLX_LIB"] = str(_lib)
 
 import rlx  # noqa: E402
-from rlx._serving import JSON, NPY, NPZ, Engine, RequestError, batch_axis  # noqa: E402
+from rlx._serving import JSON, NPY, NPZ, Engine, RequestError  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -395,11 +395,12 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
         assert len(r["nodes"]) == 2, f"nodes that answered: {r['nodes']}"
         assert max(r["batches"]) > 1, "no rlx run served more than one request"
     finally:
-        try:
-            serve.shutdown()
-        except Exception:  # noqa: BLE001 - best effort; the cluster goes next
-            pass
-        ray.shutdown()
+        if ray.is_initialized():
+            try:
+                serve.shutdown()
+            except Exception:  # noqa: BLE001 - best effort; the cluster goes next
+                pass
+            ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
