@@ -4,8 +4,9 @@
 # C++ compiler and pkg-config (the C++ consumer of scripts/install_check.sh),
 # and Graphviz (rlx inspect --dot renders SVG/PNG with it).
 # With --python, also the Python packages the exporter and the test suite use
-# (python/requirements-test.txt) and venv, with which the test suite installs
-# the rlx package (pip install ./python; scikit-build-core comes from PyPI).
+# (python/requirements-test.txt; ray[serve] among them, for
+# tests/py/test_serve.py) and venv, with which the test suite installs the
+# rlx package (pip install ./python; scikit-build-core comes from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +38,8 @@ if [ ! -f "$(clang -print-file-name="libclang_rt.asan-$(uname -m).a")" ]; then
 fi
 
 if [ "${1:-}" = "--python" ]; then
-  if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest" 2>/dev/null; then
-    echo "deps: installing Python packages (torch, torchvision, transformers, ...)"
+  if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest, ray.serve" 2>/dev/null; then
+    echo "deps: installing Python packages (torch, torchvision, transformers, ray[serve], ...)"
     python3 -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
   fi
   # tests/py/test_package.py pip-installs the package into a virtual

@@ -15,6 +15,9 @@ reference.safetensors and, optionally, intermediates.safetensors);
 ``python3 -m rlx.export`` (or ``rlx-export``) is the same from the command
 line.  See ``rlx.export`` for the options.  ``rlx.binary()`` is the path of
 the rlx CLI (``rlx verify``, ``rlx bench``, ...).
+
+Serving: ``rlx.serve.app(dir, replicas=2)`` is a Ray Serve application of an
+export directory (needs ``ray[serve]``; docs/serving.md).
 """
 
 __version__ = "0.1.0"
@@ -44,6 +47,9 @@ def __getattr__(name):
     if name in ("export_program", "ExportError"):
         from . import export
         return getattr(export, name)
+    if name == "serve":  # rlx.serve needs ray[serve]; imported only when asked for
+        import importlib
+        return importlib.import_module(".serve", __name__)
     if name in _RUNTIME:
         from . import _runtime
         return getattr(_runtime, name)
