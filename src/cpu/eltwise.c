@@ -5,6 +5,7 @@
  * are split over the pool in chunks; small ones run on the calling thread.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,9 +20,15 @@
 void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid); /* vmath_avx512.c */
 void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n);
 static bool have_avx512(void) {
-  static int has = -1; /* every thread computes the same answer */
-  if (has < 0) has = __builtin_cpu_supports("avx512f") && !getenv("RLX_NO_AVX512_MATH");
-  return has;
+  /* computed on first use, by any thread: each computes the same answer, and
+   * the atomic makes the benign race a defined one (ThreadSanitizer) */
+  static _Atomic int has = -1;
+  int h = atomic_load_explicit(&has, memory_order_relaxed);
+  if (h < 0) {
+    h = __builtin_cpu_supports("avx512f") && !getenv("RLX_NO_AVX512_MATH");
+    atomic_store_explicit(&has, h, memory_order_relaxed);
+  }
+  return h;
 }
 #else
 static bool have_avx512(void) { return false; }
