@@ -32,9 +32,18 @@
 
 void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                         int m, int n, bool accumulate) {
+  /* C is read (accumulate) and written only at the end: fetch its lines
+   * now, while the k loop runs (a cold C tile costs ~8% otherwise) */
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
   ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
 #pragma GCC unroll 4
   for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+    /* B's panel comes from L3 on its first row block: stay 16 k ahead */
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
     FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
   }
@@ -98,9 +107,11 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
 
 void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
                                         int n, bool accumulate) {
+  for (int i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1); /* as 12x32 */
   ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
 #pragma GCC unroll 4
   for (int64_t k = 0; k < K; k++, a += 12, b += 16) {
+    _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
     __m512 b0 = _mm512_loadu_ps(b);
     FMA1(0) FMA1(1) FMA1(2) FMA1(3) FMA1(4) FMA1(5) FMA1(6) FMA1(7) FMA1(8) FMA1(9) FMA1(10) FMA1(11)
   }
