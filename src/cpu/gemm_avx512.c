@@ -30,8 +30,55 @@
     _mm512_mask_storeu_ps(p + 16, k1, v1);                                                          \
   }
 
+/* The last row block of a product whose M is not a multiple of 12 (a conv
+ * with 64 output channels ends in a block of 4): R rows of the 12-row
+ * panel only, so a block of 4 costs a third of a full one, not all of it. */
+static inline __attribute__((always_inline)) void ukernel_rows(const int R, int64_t K, const float *a, const float *b,
+                                                               float *c, int64_t ldc, int m, int n, bool accumulate) {
+  __m512 acc[8][2];
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; i++) {
+      __m512 x = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+    }
+  }
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) {
+    if (i >= m) break;
+    float *p = c + i * ldc;
+    __m512 v0 = acc[i][0], v1 = acc[i][1];
+    if (accumulate) {
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
+    }
+    _mm512_mask_storeu_ps(p, k0, v0);
+    _mm512_mask_storeu_ps(p + 16, k1, v1);
+  }
+}
+
 void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                         int m, int n, bool accumulate) {
+  if (m <= 4) {
+    ukernel_rows(4, K, a, b, c, ldc, m, n, accumulate);
+    return;
+  }
+  if (m <= 8) {
+    ukernel_rows(8, K, a, b, c, ldc, m, n, accumulate);
+    return;
+  }
   /* C is read (accumulate) and written only at the end: fetch its lines
    * now, while the k loop runs (a cold C tile costs ~8% otherwise) */
   for (int i = 0; i < m; i++) {

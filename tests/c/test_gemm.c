@@ -52,7 +52,7 @@ TEST(microkernels_all_sizes) {
       continue;
     }
     int mr = isa->mr, nr = isa->nr;
-    int64_t ms[] = {1, 2, 3, 4, mr - 1, mr, mr + 1, 2 * mr + 3, 197}; /* 1..4: the skinny kernel */
+    int64_t ms[] = {1, 2, 3, 4, mr - 1, mr, mr + 1, mr + 4, mr + 8, 2 * mr + 3, 197}; /* 1..4: the skinny kernel */
     int64_t ns[] = {1, nr - 1, nr, nr + 1, 3 * nr + 5, 800};
     int64_t ks[] = {1, 7, 256, 300};
     for (size_t a = 0; a < RLX_COUNTOF(ms); a++)
