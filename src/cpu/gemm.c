@@ -115,6 +115,19 @@ static void pack_a(int mr, const float *A, int64_t lda, int64_t mc, int64_t kc, 
 /* Panel p (NR columns starting at column j of the block) of B[kc x nc]. */
 static void pack_b_panel(int nr, const float *B, int64_t ldb, bool trans_b, int64_t kc, int64_t cols,
                          float *bp) {
+  if (trans_b) { /* B^T's panel is A's layout: four columns (rows of B) at a time, as 4x4 transposes */
+    int64_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      const float *b = B + c * ldb;
+      for (int64_t k = pack_a_quad(nr, b, ldb, kc, bp + c); k < kc; k++)
+        for (int q = 0; q < 4; q++) bp[k * nr + c + q] = b[q * ldb + k];
+    }
+    for (int64_t k = 0; k < kc; k++) {
+      for (int64_t j = c; j < cols; j++) bp[k * nr + j] = B[j * ldb + k];
+      for (int64_t j = cols; j < nr; j++) bp[k * nr + j] = 0.0f;
+    }
+    return;
+  }
   for (int64_t k = 0; k < kc; k++) {
     float *dst = bp + k * nr;
     if (!trans_b) memcpy(dst, B + k * ldb, sizeof(float) * (size_t)cols);
