@@ -21,12 +21,9 @@ RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
-  float *y = j->y + r * j->D, mx = -INFINITY;
-  for (int64_t i = 0; i < j->D; i++)
-    if (x[i] > mx || x[i] != x[i]) mx = x[i];
+  float *y = j->y + r * j->D, mx = vmax_f32(x, j->D);
   for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
-  double sum = 0;
-  for (int64_t i = 0; i < j->D; i++) sum += (double)y[i];
+  double sum = vsum_f32(y, j->D);
   if (j->n->p.softmax.log) {
     float ls = (float)log(sum);
     for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
@@ -36,19 +33,17 @@ RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
   }
 }
 
-static void norm_row(void *ctx, int64_t r, int worker) {
+RLX_VEC_CLONES static void norm_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
   float *y = j->y + r * j->D;
   bool rms = j->n->op == RLX_OP_RMS_NORM;
-  double mean = 0, var = 0;
-  if (!rms) {
-    for (int64_t i = 0; i < j->D; i++) mean += x[i];
-    mean /= (double)j->D;
-  }
-  for (int64_t i = 0; i < j->D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
-  float inv = (float)(1.0 / sqrt(var / (double)j->D + j->n->p.norm.eps)), m = (float)mean;
+  /* lane sums (vmath.h); the mean is rounded to float before the deviations:
+   * that shifts the variance by (mean - float(mean))^2, ~1e-14 mean^2 */
+  float m = rms ? 0.0f : (float)(vsum_f32(x, j->D) / (double)j->D);
+  double var = vsumsq_dev_f32(x, j->D, m);
+  float inv = (float)(1.0 / sqrt(var / (double)j->D + j->n->p.norm.eps));
   for (int64_t i = 0; i < j->D; i++) {
     float v = (x[i] - m) * inv;
     if (j->w) v *= j->w[i];

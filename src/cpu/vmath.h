@@ -69,4 +69,57 @@ static inline float gelu_f32(float x) {
   return x != x ? x : y;
 }
 
+/* Row reductions written as 16 independent lanes, so they vectorize without
+ * reassociation flags (each lane sums in order; the lanes are combined
+ * last, in double). */
+#define RLX_VLANES 16
+
+/* max of x[0..n), NaN if any element is NaN (a lane that met a NaN keeps
+ * it), -inf for n = 0: torch's max semantics. GCC's vector extension, as
+ * the lane loop with a NaN test does not vectorize. */
+typedef float rlx_v16f __attribute__((vector_size(64)));
+typedef int32_t rlx_v16i __attribute__((vector_size(64)));
+static inline float vmax_f32(const float *x, int64_t n) {
+  rlx_v16f m = {0};
+  m -= INFINITY;
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES) {
+    rlx_v16f v;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    rlx_v16i take = (v > m) | (v != v);
+    m = (rlx_v16f)(((rlx_v16i)v & take) | ((rlx_v16i)m & ~take));
+  }
+  float r = -INFINITY;
+  for (; i < n; i++) r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
+  for (int l = 0; l < RLX_VLANES; l++) r = (m[l] > r || m[l] != m[l]) ? m[l] : r;
+  return r;
+}
+
+/* sum of x[0..n): 16 float lanes, combined in double. */
+static inline double vsum_f32(const float *x, int64_t n) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) s[l] += x[i + l];
+  double r = 0;
+  for (; i < n; i++) r += x[i];
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
+/* sum of (x[i] - m)^2 over x[0..n), as vsum_f32. */
+static inline double vsumsq_dev_f32(const float *x, int64_t n, float m) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) {
+      float d = x[i + l] - m;
+      s[l] += d * d;
+    }
+  double r = 0;
+  for (; i < n; i++) r += ((double)x[i] - m) * ((double)x[i] - m);
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
 #endif
