@@ -105,6 +105,41 @@ void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *
   STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
 }
 
+/* The 12x32 block with A read in place (rows of stride lda, not packed):
+ * for products where a packed A block would serve few B panels (a 1x1 conv
+ * or a linear layer with few output columns), packing it costs more than
+ * it saves. Rows past m alias row 0 (read, never stored). */
+void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate) {
+  const float *r[12];
+  for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
+  ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
+#define FMA_A(i)                                          \
+  x = _mm512_set1_ps(r[i][k]);                            \
+  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0);              \
+  c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1);
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; k++, b += 32) {
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
+    FMA_A(0) FMA_A(1) FMA_A(2) FMA_A(3) FMA_A(4) FMA_A(5) FMA_A(6) FMA_A(7) FMA_A(8) FMA_A(9) FMA_A(10) FMA_A(11)
+  }
+#undef FMA_A
+  if (m == 12 && n == 32) {
+    STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
+    STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
+    return;
+  }
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+  STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
+  STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
+}
+
 /* Skinny: m <= 4 rows of A against one 32-column panel; two k steps per
  * iteration into separate accumulators to hide the FMA latency. */
 void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
