@@ -8,6 +8,7 @@
 #define RLX_CPU_VMATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* exp(x) in float without a library call, so loops over it vectorize:
@@ -74,24 +75,20 @@ static inline float gelu_f32(float x) {
  * last, in double). */
 #define RLX_VLANES 16
 
-/* max of x[0..n), NaN if any element is NaN (a lane that met a NaN keeps
- * it), -inf for n = 0: torch's max semantics. GCC's vector extension, as
- * the lane loop with a NaN test does not vectorize. */
-typedef float rlx_v16f __attribute__((vector_size(64)));
-typedef int32_t rlx_v16i __attribute__((vector_size(64)));
+/* max of x[0..n), NaN if any element is NaN, -inf for n = 0: torch's max
+ * semantics. GCC vectorizes no form of this loop that keeps the NaN rule
+ * (and its vector extensions are lowered before target_clones makes the
+ * AVX-512 clone), so AVX-512 CPUs take vmath_avx512.c's. */
+#if defined(__x86_64__) && defined(__GNUC__)
+bool rlx_cpu_avx512_math(void);                     /* eltwise.c */
+float rlx_vmax_f32_avx512(const float *x, int64_t n); /* vmath_avx512.c */
+#endif
 static inline float vmax_f32(const float *x, int64_t n) {
-  rlx_v16f m = {0};
-  m -= INFINITY;
-  int64_t i = 0;
-  for (; i + RLX_VLANES <= n; i += RLX_VLANES) {
-    rlx_v16f v;
-    __builtin_memcpy(&v, x + i, sizeof v);
-    rlx_v16i take = (v > m) | (v != v);
-    m = (rlx_v16f)(((rlx_v16i)v & take) | ((rlx_v16i)m & ~take));
-  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (n >= 16 && rlx_cpu_avx512_math()) return rlx_vmax_f32_avx512(x, n);
+#endif
   float r = -INFINITY;
-  for (; i < n; i++) r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
-  for (int l = 0; l < RLX_VLANES; l++) r = (m[l] > r || m[l] != m[l]) ? m[l] : r;
+  for (int64_t i = 0; i < n; i++) r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
   return r;
 }
 
