@@ -160,6 +160,7 @@ typedef struct gemm_job {
   char *b_bufs;          /* per-task packing: each worker's B panels (b_buf_bytes apart) */
   size_t b_buf_bytes;
   bool a_inplace; /* A unpacked, read by rlx_f32_gemm_ukernel_a__avx512_12x32 (a_inplace_ok) */
+  float *a_fill;  /* where pack_a_task writes the shared packed A */
 } gemm_job;
 
 /* Whether a task's A block may be read in place instead of packed: the
@@ -278,6 +279,16 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
   if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
 }
 
+/* Task t packs block (t / kblocks, t % kblocks) of A into the shared
+ * buffer j->a_fill, laid out as rlx_sgemm_pack_a lays out a whole A. */
+static void pack_a_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const gemm_job *j = ctx;
+  int64_t kblocks = (j->K + KC - 1) / KC, i0 = t / kblocks * MC, p0 = t % kblocks * KC;
+  pack_a(j->isa->mr, j->A + i0 * j->lda + p0, j->lda, RLX_MIN(MC, j->M - i0), RLX_MIN(KC, j->K - p0),
+         j->a_fill + packed_a_offset(j->isa, j->M, j->K, i0, p0));
+}
+
 static void compute_task(void *ctx, int64_t t, int worker) {
   const gemm_job *j = ctx;
   compute_block(j, t, worker, j->p0, j->kc, j->bp, 0);
@@ -365,6 +376,20 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
    * nanosecond each, over the threads); shared, each K block costs two
    * barriers (a few microseconds): per task when that trade wins */
   bool per_task = prepacked || (max_chunk >= 1 && (j.mtiles == 1 || (j.mtiles <= 4 && (j.mtiles - 1) * N <= 80 * threads)));
+  /* Over prepacked B (linear layers), tasks that share rows of A would each
+   * pack them (at 2 threads BERT's 128-row products ran 4 tasks, A packed 4
+   * times), and so would every column block: pack the whole of A once, in
+   * parallel, into the B block's scratch (unused over prepacked B) where it
+   * fits. Not where A in place serves (few panels a task). */
+  int64_t all_panels = (N + isa->nr - 1) / isa->nr;
+  if (prepacked && !a->a_packed && !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M &&
+      (threads > 1 || N > NC) && all_panels > A_INPLACE_PANELS * (int64_t)threads &&
+      (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= b_block_bytes()) {
+    j.a_fill = (float *)base;
+    int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
+    rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, pack_a_task, &j);
+    j.a_packed = j.a_fill;
+  }
   j.b_buf_bytes = (size_t)RLX_MAX(max_chunk, 1) * KC * (size_t)isa->nr * sizeof(float);
   for (j.j0 = 0; j.j0 < N; j.j0 += NC) {
     j.nc = RLX_MIN(NC, N - j.j0);
@@ -374,7 +399,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
     j.chunk = RLX_MAX(1, (j.panels + want - 1) / want);
     if (per_task && !prepacked) j.chunk = RLX_MIN(j.chunk, max_chunk);
     int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
-    j.a_inplace = a_inplace_ok(isa, a, j.chunk);
+    j.a_inplace = !j.a_packed && a_inplace_ok(isa, a, j.chunk);
     if (per_task) {
       rlx_parallel_for(tp, j.mtiles * ctiles, full_k_task, &j);
       continue;
