@@ -50,6 +50,7 @@ RLX_VEC_CLONES static void norm_row(void *ctx, int64_t r, int worker) {
     if (j->b) v += j->b[i];
     y[i] = v;
   }
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, j->D);
 }
 
 static rlx_status rows_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -102,7 +103,11 @@ RLX_VEC_CLONES static void group_task(void *ctx, int64_t t, int worker) {
   for (; i < D; i++) mean += (double)x[i];
   for (int l = 0; l < 8; l++) mean += acc[l];
   mean /= (double)D;
-  for (i = 0; i < D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  double vacc[8] = {0};
+  for (i = 0; i + 8 <= D; i += 8)
+    for (int l = 0; l < 8; l++) vacc[l] += ((double)x[i + l] - mean) * ((double)x[i + l] - mean);
+  for (; i < D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  for (int l = 0; l < 8; l++) var += vacc[l];
   float inv = (float)(1.0 / sqrt(var / (double)D + j->n->p.norm.eps)), m = (float)mean;
   for (int64_t c = 0; c < cg; c++) {
     const float *xc = x + c * j->S;
@@ -113,6 +118,7 @@ RLX_VEC_CLONES static void group_task(void *ctx, int64_t t, int worker) {
     else
       for (int64_t s = 0; s < j->S; s++) yc[s] = (xc[s] - m) * inv;
   }
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, D);
 }
 
 RLX_VEC_CLONES static void batch_task(void *ctx, int64_t t, int worker) {
@@ -124,6 +130,7 @@ RLX_VEC_CLONES static void batch_task(void *ctx, int64_t t, int worker) {
   const float *x = j->x + t * j->S;
   float *y = j->y + t * j->S;
   for (int64_t i = 0; i < j->S; i++) y[i] = (x[i] - m) * s + b;
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, j->S);
 }
 
 static rlx_status chan_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {

@@ -169,6 +169,7 @@ typedef struct rlx_norm_params {
   int n_axes;     /* layer/rms norm: trailing axes normalized */
   int64_t groups; /* group norm */
   double eps;
+  rlx_epilogue ep; /* an activation after the affine part (fuse_epilogue); norms take no residual */
 } rlx_norm_params;
 
 typedef struct rlx_attention_params {

@@ -140,3 +140,38 @@ def test_gated_mlp_fuses(rlx_bin, tmp_path):
     assert any(re.search(r"matmul +trans_b \+tanh", line) for line in lines), out
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
+
+
+class NormAct(torch.nn.Module):
+    """A UNet-style resblock head (GroupNorm + SiLU, conv) and a transformer
+    feed-forward head (LayerNorm + GELU), each activation behind its norm."""
+
+    def __init__(self, c=32, d=40):
+        super().__init__()
+        self.gn = torch.nn.GroupNorm(8, c)
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.ln = torch.nn.LayerNorm(d)
+        self.lin = torch.nn.Linear(d, d)
+
+    def forward(self, x, t):
+        h = self.conv(torch.nn.functional.silu(self.gn(x)))
+        u = self.lin(torch.nn.functional.gelu(self.ln(t)))
+        return h, u
+
+
+def test_norm_activation_fuses(rlx_bin, tmp_path):
+    """The activation after a norm goes into the norm's epilogue (fuse_epilogue);
+    parity with and without the pass."""
+    torch.manual_seed(0)
+    model = NormAct()
+    with torch.no_grad():  # an affine part that is not the identity
+        model.gn.weight.uniform_(0.5, 1.5), model.gn.bias.uniform_(-0.5, 0.5)
+        model.ln.weight.uniform_(0.5, 1.5), model.ln.bias.uniform_(-0.5, 0.5)
+    out = export_check(rlx_bin, tmp_path, "normact", model, (torch.randn(2, 32, 12, 12), torch.randn(3, 5, 40)),
+                       skips=(None, "fuse_epilogue"))
+    lines = out.splitlines()
+    assert any(re.search(r"group_norm +groups=8 eps=1e-05 \+silu", line) for line in lines), out[:4000]
+    assert any(re.search(r"layer_norm +axes=1 eps=1e-05 \+gelu", line) for line in lines), out[:4000]
+    assert "unary" not in rlx_ops(out), out[:4000]
+    on_ref, hist = kernels(out)
+    assert on_ref == 0, hist
