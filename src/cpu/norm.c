@@ -15,22 +15,42 @@ typedef struct row_job {
   const float *x, *w, *b;
   float *y;
   int64_t D;
+  const float *mask; /* a fused softmax's mask, broadcast to x (mst; full is x's shape) */
+  rlx_shape full;
+  int64_t mst[RLX_MAX_RANK];
 } row_job;
 
 RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
-  float *y = j->y + r * j->D, mx = vmax_f32(x, j->D);
-  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
-  double sum = vsum_f32(y, j->D);
-  if (j->n->p.softmax.log) {
-    float ls = (float)log(sum);
-    for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
-  } else {
-    float inv = (float)(1.0 / sum);
-    for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
+  float *y = j->y + r * j->D;
+  const rlx_softmax_params *p = &j->n->p.softmax;
+  if (p->pre || j->mask) { /* fuse_softmax: y = x op scale + mask first, each step rounded as its node was */
+    float sc = (float)p->scale;
+    if (p->pre == RLX_SOFTMAX_PRE_MUL)
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i] * sc;
+    else if (p->pre == RLX_SOFTMAX_PRE_DIV)
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i] / sc;
+    else
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i];
+    if (j->mask) {
+      int r0 = j->full.rank - 1;
+      const float *m = j->mask + rlx_strided_offset(&j->full, j->mst, r * j->D);
+      if (j->mst[r0]) for (int64_t i = 0; i < j->D; i++) y[i] += m[i];
+      else for (int64_t i = 0; i < j->D; i++) y[i] += m[0];
+    }
+    x = y; /* the rest reads the row in place, as each loop below reads x before writing y */
   }
+  float mx = vmax_f32(x, j->D);
+  if (j->n->p.softmax.log) { /* x may be y: the exponentials are summed, not stored */
+    float ls = (float)log(vsum_exp_f32(x, j->D, mx));
+    for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
+    return;
+  }
+  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
+  float inv = (float)(1.0 / vsum_f32(y, j->D));
+  for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
 }
 
 RLX_VEC_CLONES static void norm_row(void *ctx, int64_t r, int worker) {
@@ -58,7 +78,12 @@ static rlx_status rows_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   bool sm = n->op == RLX_OP_SOFTMAX;
   int64_t D = sm ? in[0].dims[r - 1] : rlx_dims_prod(in[0].dims, r - n->p.norm.n_axes, r);
   row_job j = {n, in[0].data, sm ? NULL : in[1].data, sm || n->op == RLX_OP_RMS_NORM ? NULL : in[2].data,
-               out[0].data, D};
+               out[0].data, D, .mask = sm && n->n_in > 1 ? in[1].data : NULL};
+  if (j.mask) {
+    j.full = rlx_view_shape(&in[0]);
+    rlx_shape ms = rlx_view_shape(&in[1]);
+    rlx_broadcast_strides(&ms, &j.full, j.mst);
+  }
   int64_t rows = D ? rlx_view_numel(&in[0]) / D : 0;
   rlx_parallel_for(rows * D >= 8192 ? x->tp : NULL, rows, sm ? softmax_row : norm_row, &j);
   return RLX_OK;

@@ -104,6 +104,19 @@ static inline double vsum_f32(const float *x, int64_t n) {
   return r;
 }
 
+/* sum of exp_f32(x[i] - m) over x[0..n), as vsum_f32 (the same lanes, so
+ * the same sum as vsum_f32 over the stored exponentials). */
+static inline double vsum_exp_f32(const float *x, int64_t n, float m) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) s[l] += exp_f32(x[i + l] - m);
+  double r = 0;
+  for (; i < n; i++) r += exp_f32(x[i] - m);
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
 /* sum of (x[i] - m)^2 over x[0..n), as vsum_f32. */
 static inline double vsumsq_dev_f32(const float *x, int64_t n, float m) {
   float s[RLX_VLANES] = {0};

@@ -175,3 +175,33 @@ def test_norm_activation_fuses(rlx_bin, tmp_path):
     assert "unary" not in rlx_ops(out), out[:4000]
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
+
+
+class EagerAttention(torch.nn.Module):
+    """Attention written out as older transformers wrote it: scores scaled by a
+    constant, an additive mask, softmax, then the values."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.h, self.dk = heads, d // heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
+        s = torch.matmul(q, k.transpose(-1, -2)) / (self.dk ** 0.5) + mask
+        return torch.matmul(torch.softmax(s, dim=-1), v).transpose(1, 2).reshape(b, t, d)
+
+
+def test_softmax_scale_mask_fuses(rlx_bin, tmp_path):
+    """fuse_softmax folds the scale and the additive mask into the softmax;
+    parity with and without the pass."""
+    torch.manual_seed(0)
+    t = 21
+    mask = torch.zeros(1, 1, t, t).masked_fill(torch.ones(t, t).triu(1).bool(), float("-inf"))
+    out = export_check(rlx_bin, tmp_path, "eagerattn", EagerAttention(), (torch.randn(2, t, 32), mask),
+                       skips=(None, "fuse_softmax"))
+    sm = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+softmax\s", line)]
+    assert len(sm) == 1 and re.search(r"softmax +axis=3 /2\.82843 \+mask", sm[0]), "\n".join(sm) or out[:4000]
+    ops = rlx_ops(out)
+    assert "fused" not in ops and "binary" not in ops, ops
