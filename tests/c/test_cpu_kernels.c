@@ -660,6 +660,55 @@ TEST(index_put_rows) {
 
 /* The registry: a node runs the first family registered for its (op, dtype)
  * that takes it; an (op, dtype) nobody registered runs the reference. */
+/* casts and bool / uint8 logic (cpu/cast.c): exactly the reference's values */
+static void exact_threads(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in) {
+  for (int t = 1; t <= 3; t++) CHECK(run_both(what, op, p, n_in, in, t) == 0);
+}
+
+TEST(casts_logic) {
+  static const rlx_dtype from[] = {RLX_DTYPE_F32, RLX_DTYPE_F64, RLX_DTYPE_I64, RLX_DTYPE_I32, RLX_DTYPE_I16,
+                                   RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_BOOL};
+  static const rlx_dtype to[] = {RLX_DTYPE_BOOL, RLX_DTYPE_F32, RLX_DTYPE_F64, RLX_DTYPE_I64, RLX_DTYPE_I32};
+  for (size_t a = 0; a < RLX_COUNTOF(from); a++)
+    for (size_t b = 0; b < RLX_COUNTOF(to); b++) {
+      bool flt = from[a] == RLX_DTYPE_F32 || from[a] == RLX_DTYPE_F64;
+      bool ok = from[a] == to[b] || to[b] == RLX_DTYPE_BOOL || (to[b] == RLX_DTYPE_F32 && !flt) ||
+                (to[b] == RLX_DTYPE_F32 && from[a] == RLX_DTYPE_F64) || (to[b] == RLX_DTYPE_F64 && from[a] == RLX_DTYPE_F32) ||
+                (to[b] == RLX_DTYPE_I64 && !flt) || (to[b] == RLX_DTYPE_I32 && from[a] == RLX_DTYPE_I64);
+      if (!ok) continue; /* float -> int: the reference's (see cast.c) */
+      char what[64];
+      snprintf(what, sizeof what, "cast %s -> %s", rlx_dtype_name(from[a]), rlx_dtype_name(to[b]));
+      rlx_params p = {.cast = {.to = to[b]}};
+      spec x = {from[a], {.rank = 2, .dims = {3, 50001}}, false, false, flt, NULL}; /* several tasks, a tail */
+      exact_threads(what, RLX_OP_CAST, &p, 1, &x);
+      spec one = {from[a], {.rank = 1, .dims = {7}}, false, false, flt, NULL};
+      exact_threads(what, RLX_OP_CAST, &p, 1, &one);
+    }
+  /* int64 values that wrap in int32 and round in float32 */
+  static const int64_t big[] = {0, 1, -1, (1LL << 40) + 1, -(1LL << 33) - 5, (1LL << 62) + 12345, INT64_MIN, INT64_MAX,
+                                16777217, -16777219};
+  rlx_params p32 = {.cast = {.to = RLX_DTYPE_I32}}, pf = {.cast = {.to = RLX_DTYPE_F32}}, pb = {.cast = {.to = RLX_DTYPE_BOOL}};
+  exact_threads("cast big i64 -> i32", RLX_OP_CAST, &p32, 1, (spec[]){IVALS(I64, 10, big)});
+  exact_threads("cast big i64 -> f32", RLX_OP_CAST, &pf, 1, (spec[]){IVALS(I64, 10, big)});
+  exact_threads("cast big i64 -> bool", RLX_OP_CAST, &pb, 1, (spec[]){IVALS(I64, 10, big)});
+  static const rlx_binary_kind ks[] = {RLX_BINARY_BITAND, RLX_BINARY_BITOR, RLX_BINARY_BITXOR, RLX_BINARY_LOGICAL_AND,
+                                       RLX_BINARY_LOGICAL_OR, RLX_BINARY_LOGICAL_XOR};
+  for (size_t k = 0; k < RLX_COUNTOF(ks); k++)
+    for (int dt = 0; dt < 2; dt++) {
+      rlx_dtype t = dt ? RLX_DTYPE_U8 : RLX_DTYPE_BOOL;
+      rlx_params p = {.binary = {.kind = ks[k]}};
+      char what[64];
+      snprintf(what, sizeof what, "%s %s", rlx_binary_names[ks[k]], rlx_dtype_name(t));
+      spec col = {t, {.rank = 4, .dims = {1, 1, 128, 1}}, false, false, false, NULL};
+      spec row = {t, {.rank = 4, .dims = {1, 1, 1, 128}}, false, false, false, NULL};
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){col, row}); /* BERT's mask */
+      spec full = {t, {.rank = 2, .dims = {300, 301}}, false, false, false, NULL};
+      spec vec = {t, {.rank = 1, .dims = {301}}, false, false, false, NULL};
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){full, full});
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){vec, full});
+    }
+}
+
 static const char *chosen(rlx_op op, const rlx_params *p, rlx_dtype dt, rlx_shape sh) {
   static char name[64];
   rlx_graph g;
@@ -691,4 +740,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(vmath_reductions, index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(casts_logic, vmath_reductions, index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
