@@ -153,19 +153,20 @@ static rlx_status bind3(rlx_lower *lw, const rlx_aten_node *n, int32_t a, int32_
 
 /* ---- LU ---- */
 
-/* linalg_lu_factor_ex(A, *, pivot=True, check_errors=False) -> (LU, pivots, info) */
+/* linalg_lu_factor_ex(A, *, pivot=True, check_errors=False) -> (LU, pivots, info);
+ * linalg_lu_factor(A, *, pivot=True) -> (LU, pivots), which raises as torch's does */
 rlx_status rlx_lower_lu_factor(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t a, o[3];
-  bool pivot, check;
+  bool pivot, check, ex = !lw_is(n, "linalg_lu_factor");
   rlx_status st = lw_tensor(lw, n, 0, "A", &a);
   if (!st) st = lw_bool(lw, n, -1, "pivot", true, &pivot);
-  if (!st) st = lw_bool(lw, n, -1, "check_errors", false, &check);
+  if (!st) st = lw_bool(lw, n, -1, "check_errors", !ex, &check);
   if (!st) st = need_matrix(lw, a, "A");
   if (st) return st;
   if (!pivot) return lw_fail(RLX_ERR_UNSUPPORTED, "LU without pivoting (pivot=False); torch has it only on CUDA");
   rlx_linalg_params lp = {.kind = RLX_LINALG_LU_FACTOR, .check = check ? RLX_LINALG_CHECK_SINGULAR : 0};
   if (emit_la(lw, &lp, &a, 1, 3, o) < 0) return rlx_last_status();
-  return bind3(lw, n, o[0], o[1], o[2], 0, 3);
+  return bind3(lw, n, o[0], o[1], o[2], 0, ex ? 3 : 2);
 }
 
 static int32_t lu_unpack(rlx_lower *lw, int32_t lu, int32_t piv, bool data, bool pivots, int32_t o[3]) {
@@ -233,7 +234,9 @@ rlx_status rlx_lower_lu_solve(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, solve_bcast(lw, &lp, lu, piv, b));
 }
 
-/* _linalg_det(A) -> (det, LU, pivots); _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots) */
+/* _linalg_det(A) -> (det, LU, pivots); _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots).
+ * torch factors A^T (its row-major A read as column-major): the LU and pivots
+ * returned are A^T's, and det(A^T) = det(A). */
 rlx_status rlx_lower_det(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t a, f[3], d[2];
   rlx_status st = lw_tensor(lw, n, 0, "A", &a);
@@ -241,7 +244,7 @@ rlx_status rlx_lower_det(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   bool slog = lw_is(n, "_linalg_slogdet");
   rlx_linalg_params lu = {.kind = RLX_LINALG_LU_FACTOR}, det = {.kind = RLX_LINALG_LU_DET, .log = slog};
-  if (emit_la(lw, &lu, &a, 1, 3, f) < 0 || emit_la(lw, &det, f, 2, slog ? 2 : 1, d) < 0) return rlx_last_status();
+  if ((a = mT(lw, a)) < 0 || emit_la(lw, &lu, &a, 1, 3, f) < 0 || emit_la(lw, &det, f, 2, slog ? 2 : 1, d) < 0) return rlx_last_status();
   return slog ? bind3(lw, n, d[0], d[1], f[0], f[1], 4) : bind3(lw, n, d[0], f[0], f[1], 0, 3);
 }
 
@@ -465,17 +468,18 @@ rlx_status rlx_lower_qr(rlx_lower *lw, const rlx_aten_node *n) {
 
 /* ---- LDL ---- */
 
-/* linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False) -> (LD, pivots, info) */
+/* linalg_ldl_factor_ex(A, *, hermitian=False, check_errors=False) -> (LD, pivots, info);
+ * linalg_ldl_factor(A, *, hermitian=False) -> (LD, pivots), which raises as torch's does */
 rlx_status rlx_lower_ldl_factor(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t a, o[3];
-  bool check;
+  bool check, ex = !lw_is(n, "linalg_ldl_factor");
   rlx_status st = lw_tensor(lw, n, 0, "self", &a);
-  if (!st) st = lw_bool(lw, n, -1, "check_errors", false, &check);
+  if (!st) st = lw_bool(lw, n, -1, "check_errors", !ex, &check);
   if (!st) st = need_matrix(lw, a, "A");
   if (st) return st; /* hermitian is the same factorization for real matrices */
   rlx_linalg_params lp = {.kind = RLX_LINALG_LDL_FACTOR, .check = check ? RLX_LINALG_CHECK_SINGULAR : 0};
   if (emit_la(lw, &lp, &a, 1, 3, o) < 0) return rlx_last_status();
-  return bind3(lw, n, o[0], o[1], o[2], 0, 3);
+  return bind3(lw, n, o[0], o[1], o[2], 0, ex ? 3 : 2);
 }
 
 /* linalg_ldl_solve(LD, pivots, B, *, hermitian=False) */
@@ -658,4 +662,15 @@ rlx_status rlx_lower_check_errors(rlx_lower *lw, const rlx_aten_node *n) {
                    "tensor comes from elsewhere");
   p->p.linalg.check = p->p.linalg.kind == RLX_LINALG_CHOLESKY ? RLX_LINALG_CHECK_NOT_PD : RLX_LINALG_CHECK_SINGULAR;
   return RLX_OK;
+}
+
+/* mT(x), mH(x), adjoint(x): the last two axes swapped (real dtypes: no conjugate) */
+rlx_status rlx_lower_mT(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &x);
+  if (st) return st;
+  if (lw_val(lw, x)->shape.rank < 2)
+    return lw_fail(RLX_ERR_SHAPE, "tensor.mT is only supported on matrices or batches of matrices, got %d-D",
+                   lw_val(lw, x)->shape.rank);
+  return lw_bind(lw, n, mT(lw, x));
 }
