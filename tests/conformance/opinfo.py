@@ -490,7 +490,8 @@ def markdown(results: list[dict], command: str, heading: str = "##", full: bool 
         f"`{command}` on {date}: {t['opinfos']} OpInfos, {t['cases']} cases.  A case is one "
         "sample input of one OpInfo at one dtype (float32, int64, bool), exported with "
         "`decomposition=\"high\"` and checked by `rlx verify`; tests/conformance/opinfo.py "
-        "says how each status is decided, and tests/conformance/test_opinfo.py runs a fixed "
+        "says how each status is decided (singular vectors and eigenvectors, unique only up to "
+        "sign, are compared with each vector's sign aligned to torch's), and tests/conformance/test_opinfo.py runs a fixed "
         "subset in the test suite.", "",
         "| pass | fail | error | skipped | exportable (pass+fail+error) "
         "| pass rate over exportable |",
