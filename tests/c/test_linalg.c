@@ -3,9 +3,14 @@
  * hand-computed cases and invariants: LAPACK's pivots, reflector signs and
  * Bunch-Kaufman blocks; singular and non-positive-definite inputs (info
  * codes, det 0, logabsdet -inf); 0x0 and 1x1 matrices, empty batches,
- * non-square shapes; bad run-time pivots and failed checks as errors.
+ * non-square shapes; bad run-time pivots and failed checks as errors; and
+ * the lowering's refusals (src/import/lower/linalg_decomp.c), each naming
+ * the node.
  */
+#include "fixtures.h"
+#include "import/lower/lower.h"
 #include "kernel_test.h"
+#include "runtime/runtime.h"
 
 static double at(const krun *r, int k, int64_t i) { return rlx_load_f64(r->out[k].data, r->out[k].dtype, i); }
 
@@ -282,5 +287,65 @@ TEST(batch_and_infer_errors) {
   krun_free(&r);
 }
 
+/* Parses and lowers a graph of one input `a` and the given nodes (single
+ * quotes), verifies it, frees everything; the status of the first failure. */
+static rlx_status lower_graph(const char *input, const char *nodes, const char *outputs) {
+  char buf[4096];
+  snprintf(buf, sizeof buf,
+           "{'format': 'rlx-torch-ir', 'version': 1, 'model_name': 't', 'inputs': [%s], 'weights': [], "
+           "'nodes': [%s], 'outputs': [%s]}", input, nodes, outputs);
+  char *doc = jq(buf);
+  size_t size;
+  unsigned char *wimg = st_build(NULL, 0, &size);
+  rlx_model *m = rlx_calloc(1, sizeof *m);
+  rlx_status st = rlx_torch_ir_parse(doc, strlen(doc), "t.json", &m->ir);
+  if (!st) st = rlx_st_parse(wimg, size, "w.st", &m->weights);
+  if (!st) st = rlx_lower_graph(&m->ir, &m->weights, &m->graph);
+  if (!st) st = rlx_graph_verify(&m->graph, "import");
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", rlx_last_error());
+  rlx_model_destroy(m);
+  free(wimg);
+  free(doc);
+  if (st) rlx_errorf(st, "%s", msg);
+  return st;
+}
+
+TEST(lowering_refusals) {
+  const char *i33 = "{'id': 'a', 'shape': [3, 3], 'dtype': 'i64'}", *f23 = "{'id': 'a', 'shape': [2, 3], 'dtype': 'f32'}";
+  CHECK_ERR(lower_graph(i33, "{'id': 'c', 'op': 'aten.linalg_cholesky_ex.default', 'args': [{'ref': 'a'}], "
+                             "'out': [{'shape': [3, 3], 'dtype': 'i64'}, {'shape': [], 'dtype': 'i32'}]}",
+                        "{'ref': 'a', 'shape': [3, 3], 'dtype': 'i64'}"),
+            RLX_ERR_UNSUPPORTED, "node 'c' (aten.linalg_cholesky_ex.default): A is i64; rlx's linear algebra is "
+                                 "float32 and float64");
+  CHECK_ERR(lower_graph(f23, "{'id': 'q', 'op': 'aten.linalg_qr.default', 'args': [{'ref': 'a'}, {'str': 'full'}], "
+                             "'out': [{'shape': [2, 2], 'dtype': 'f32'}, {'shape': [2, 3], 'dtype': 'f32'}]}",
+                        "{'ref': 'a', 'shape': [2, 3], 'dtype': 'f32'}"),
+            RLX_ERR_SHAPE, "node 'q' (aten.linalg_qr.default): qr received unrecognized mode 'full'");
+  CHECK_ERR(lower_graph(f23, "{'id': 'l', 'op': 'aten.linalg_lu_factor_ex.default', 'args': [{'ref': 'a'}], "
+                             "'kwargs': {'pivot': {'bool': false}}, 'out': [{'shape': [2, 3], 'dtype': 'f32'}, "
+                             "{'shape': [2], 'dtype': 'i32'}, {'shape': [], 'dtype': 'i32'}]}",
+                        "{'ref': 'a', 'shape': [2, 3], 'dtype': 'f32'}"),
+            RLX_ERR_UNSUPPORTED, "node 'l' (aten.linalg_lu_factor_ex.default): LU without pivoting");
+  CHECK_ERR(lower_graph("{'id': 'a', 'shape': [], 'dtype': 'i32'}",
+                        "{'id': 'k', 'op': 'aten._linalg_check_errors.default', 'args': [{'ref': 'a'}, "
+                        "{'str': 'linalg.inv'}], 'kwargs': {'is_matrix': {'bool': true}}, 'out': null}",
+                        "{'ref': 'a', 'shape': [], 'dtype': 'i32'}"),
+            RLX_ERR_UNSUPPORTED, "node 'k' (aten._linalg_check_errors.default): rlx checks the info of an LU");
+  CHECK_ERR(lower_graph(f23, "{'id': 'p', 'op': 'aten.linalg_polar.default', 'args': [{'ref': 'a'}], "
+                             "'out': [{'shape': [2, 3], 'dtype': 'f32'}, {'shape': [3, 3], 'dtype': 'f32'}]}",
+                        "{'ref': 'a', 'shape': [2, 3], 'dtype': 'f32'}"),
+            RLX_ERR_SHAPE, "at least as many rows as columns");
+  /* a checked factorization lowers (the check marks the LU node) */
+  CHECK_OK(lower_graph("{'id': 'a', 'shape': [3, 3], 'dtype': 'f32'}",
+                       "{'id': 'f', 'op': 'aten.linalg_inv_ex.default', 'args': [{'ref': 'a'}], "
+                       "'out': [{'shape': [3, 3], 'dtype': 'f32'}, {'shape': [], 'dtype': 'i32'}]}, "
+                       "{'id': 'g0', 'op': '_getitem', 'args': [{'ref': 'f'}, {'int': 0}], 'out': {'shape': [3, 3], 'dtype': 'f32'}}, "
+                       "{'id': 'g1', 'op': '_getitem', 'args': [{'ref': 'f'}, {'int': 1}], 'out': {'shape': [], 'dtype': 'i32'}}, "
+                       "{'id': 'k', 'op': 'aten._linalg_check_errors.default', 'args': [{'ref': 'g1'}, "
+                       "{'str': 'linalg.inv'}], 'kwargs': {'is_matrix': {'bool': true}}, 'out': null}",
+                       "{'ref': 'g0', 'shape': [3, 3], 'dtype': 'f32'}"));
+}
+
 TEST_MAIN(lu_pivots_det_and_solve, lu_singular_empty_and_unpack, cholesky_and_triangular, householder_qr, eigh_and_svd,
-          ldl_bunch_kaufman, matrix_exp, batch_and_infer_errors)
+          ldl_bunch_kaufman, matrix_exp, batch_and_infer_errors, lowering_refusals)

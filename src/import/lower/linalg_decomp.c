@@ -451,9 +451,9 @@ rlx_status rlx_lower_qr(rlx_lower *lw, const rlx_aten_node *n) {
   if (emit_la(lw, &lp, &a, 1, 2, f) < 0) return rlx_last_status();
   int32_t r = triangle(lw, first_rows(lw, f[0], complete ? rows : k), true);
   if (ronly) {
+    static const double nothing = 0; /* an empty Q: no element is read */
     rlx_shape e = {.rank = 1, .dims = {0}};
-    size_t es = rlx_dtype_size(as.rank ? lw_val(lw, a)->dtype : RLX_DTYPE_F32);
-    q = rlx_graph_add_const(lw->g, lw_val(lw, a)->dtype, &e, &es); /* no elements: the data is not read */
+    q = rlx_graph_add_const(lw->g, lw_val(lw, a)->dtype, &e, &nothing);
   } else {
     rlx_linalg_params og = {.kind = RLX_LINALG_ORGQR, .ncols = complete ? rows : k};
     int32_t in[2] = {f[0], f[1]};
