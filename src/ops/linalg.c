@@ -87,6 +87,26 @@ static rlx_status need(bool ok, const rlx_linalg_params *p, const char *fmt, int
   return rlx_errorf(RLX_ERR_SHAPE, "linalg %s: %s", kind_names[p->kind], msg);
 }
 
+/* LU_SOLVE, LDL_SOLVE, TRI_SOLVE: the matrix x (a), pivots y (b), B (c). */
+static rlx_status infer_solve(const rlx_linalg_params *p, const rlx_value *x, const rlx_value *y, const rlx_value *z,
+                              const mat_info *a, const mat_info *b, rlx_shape *os) {
+  mat_info c;
+  rlx_status st;
+  rlx_dtype t = x->dtype;
+  const rlx_value *bv = p->kind == RLX_LINALG_TRI_SOLVE ? y : z;
+  if ((st = need(a->r == a->c, p, "the matrix must be square, got %lld x %lld", a->r, a->c))) return st;
+  if (p->kind != RLX_LINALG_TRI_SOLVE && (st = need(b->r == a->r, p, "pivots has %lld entries for %lld rows", b->r, a->r)))
+    return st;
+  if (bv->dtype != t)
+    return rlx_errorf(RLX_ERR_SHAPE, "linalg %s: B is %s, the matrix %s", kind_names[p->kind],
+                      rlx_dtype_name(bv->dtype), rlx_dtype_name(t));
+  if ((st = split(bv, 2, x, 2, "B", &c))) return st;
+  int64_t side = p->left || p->kind == RLX_LINALG_LDL_SOLVE ? c.r : c.c;
+  if ((st = need(side == a->r, p, "B has %lld rows (columns when right) for a matrix of %lld", side, a->r))) return st;
+  os[0] = bv->shape;
+  return RLX_OK;
+}
+
 static rlx_status infer_kind(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_linalg_params *p = &n->p.linalg;
   const rlx_value *x = rlx_in(g, n, 0), *y = rlx_in(g, n, 1), *z = rlx_in(g, n, 2);
@@ -120,20 +140,8 @@ static rlx_status infer_kind(const rlx_graph *g, const rlx_node *n, rlx_shape *o
       return RLX_OK;
     case RLX_LINALG_LU_SOLVE:
     case RLX_LINALG_LDL_SOLVE:
-    case RLX_LINALG_TRI_SOLVE: {
-      const rlx_value *bv = p->kind == RLX_LINALG_TRI_SOLVE ? y : z;
-      if ((st = need(a.r == a.c, p, "the matrix must be square, got %lld x %lld", a.r, a.c))) return st;
-      if (p->kind != RLX_LINALG_TRI_SOLVE && (st = need(b.r == a.r, p, "pivots has %lld entries for %lld rows", b.r, a.r)))
-        return st;
-      if (bv->dtype != t)
-        return rlx_errorf(RLX_ERR_SHAPE, "linalg %s: B is %s, the matrix %s", kind_names[p->kind],
-                          rlx_dtype_name(bv->dtype), rlx_dtype_name(t));
-      if ((st = split(bv, 2, x, 2, "B", &c))) return st;
-      int64_t side = p->left || p->kind == RLX_LINALG_LDL_SOLVE ? c.r : c.c;
-      if ((st = need(side == a.r, p, "B has %lld rows (columns when right) for a matrix of %lld", side, a.r))) return st;
-      os[0] = bv->shape;
-      return RLX_OK;
-    }
+    case RLX_LINALG_TRI_SOLVE:
+      return infer_solve(p, x, y, z, &a, &b, os);
     case RLX_LINALG_LU_DET:
       if ((st = need(a.r == a.c && b.r == a.r, p, "needs a square LU and its pivots, got %lld x %lld", a.r, a.c)))
         return st;

@@ -99,11 +99,82 @@ static void store_rhs(rlx_tensor_view *v, int64_t b, bool right, const double *m
   store(v, b * r * c, r * c, tmp);
 }
 
+/* LU_SOLVE, LDL_SOLVE, TRI_SOLVE on batch element b (a: its matrix). */
+static rlx_status run_solve(const rlx_linalg_params *p, const rlx_tensor_view *in, rlx_tensor_view *out, lk *w,
+                            int64_t b, const double *a, int64_t n) {
+  int64_t rows, cols;
+  rlx_status st;
+  const rlx_tensor_view *bv = &in[p->kind == RLX_LINALG_TRI_SOLVE ? 1 : 2];
+  bool right = p->kind != RLX_LINALG_LDL_SOLVE && !p->left;
+  load_rhs(bv, b, right, w->m1, w->m2, &rows, &cols); /* B [rows = n, cols] */
+  /* X op(A) = B is op(A)^T X^T = B^T */
+  bool trans = p->trans != right;
+  if (p->kind == RLX_LINALG_LU_SOLVE) {
+    if ((st = load_lu_pivots(&in[1], b, n, n, w->ipiv))) return st;
+    la_getrs(a, w->ipiv, n, trans, w->m1, cols);
+  } else if (p->kind == RLX_LINALG_LDL_SOLVE) {
+    if ((st = load_ldl_pivots(&in[1], b, n, w->ipiv))) return st;
+    la_sytrs(a, w->ipiv, n, w->m1, cols);
+  } else {
+    la_trsm(a, n, p->upper, trans, p->unit, w->m1, cols);
+  }
+  store_rhs(&out[0], b, right, w->m1, w->m2);
+  return RLX_OK;
+}
+
+/* LU_DET: det, or sign and logabsdet, from the LU diagonal and the pivots' parity. */
+static rlx_status run_det(const rlx_tensor_view *in, rlx_tensor_view *out, int n_out, lk *w, int64_t b,
+                          const double *a, int64_t n) {
+  rlx_status st;
+  if ((st = load_lu_pivots(&in[1], b, n, n, w->ipiv))) return st;
+  double prod = 1, sign = 1, logabs = 0;
+  for (int64_t j = 0; j < n; j++) {
+    double d = a[j * n + j];
+    if (w->ipiv[j] != j + 1) prod = -prod, sign = -sign;
+    prod *= d;
+    sign *= d > 0 ? 1 : d < 0 ? -1 : d; /* 0 stays 0, NaN stays NaN */
+    logabs += log(fabs(d));
+  }
+  if (n_out == 1) {
+    store(&out[0], b, 1, &prod);
+  } else {
+    store(&out[0], b, 1, &sign);
+    store(&out[1], b, 1, &logabs);
+  }
+  return RLX_OK;
+}
+
+/* LU_UNPACK: P from the row swaps, L (unit lower) and U from the LU. */
+static rlx_status run_unpack(const rlx_linalg_params *p, const rlx_tensor_view *in, rlx_tensor_view *out, lk *w,
+                             int64_t b, const double *a, int64_t m, int64_t n, int64_t k) {
+  rlx_status st;
+  if ((st = load_lu_pivots(&in[1], b, k, m, w->ipiv))) return st;
+  if (p->unpack_pivots) { /* P^T A = L U with P^T's row i being row perm[i] of A */
+    int32_t *perm = (int32_t *)w->work;
+    for (int64_t i = 0; i < m; i++) perm[i] = (int32_t)i;
+    for (int64_t j = 0; j < k; j++) {
+      int32_t t = perm[j];
+      perm[j] = perm[w->ipiv[j] - 1], perm[w->ipiv[j] - 1] = t;
+    }
+    memset(w->m1, 0, sizeof(double) * (size_t)(m * m));
+    for (int64_t i = 0; i < m; i++) w->m1[perm[i] * m + i] = 1;
+    store(&out[0], b * m * m, m * m, w->m1);
+  }
+  if (p->unpack_data) {
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < k; j++) w->m1[i * k + j] = i > j ? a[i * n + j] : i == j;
+    for (int64_t i = 0; i < k; i++)
+      for (int64_t j = 0; j < n; j++) w->m2[i * n + j] = i <= j ? a[i * n + j] : 0;
+    store(&out[1], b * m * k, m * k, w->m1);
+    store(&out[2], b * k * n, k * n, w->m2);
+  }
+  return RLX_OK;
+}
+
 static rlx_status run_one(const rlx_linalg_params *p, const rlx_tensor_view *in, rlx_tensor_view *out, int n_out,
                           lk *w, int64_t b) {
-  int64_t m = dim(&in[0], 2), n = dim(&in[0], 1), k = RLX_MIN(m, n), rows, cols;
+  int64_t m = dim(&in[0], 2), n = dim(&in[0], 1), k = RLX_MIN(m, n);
   double *a = w->m0;
-  rlx_status st;
   load(&in[0], b * m * n, m * n, a);
   switch (p->kind) {
     case RLX_LINALG_LU_FACTOR: {
@@ -130,65 +201,12 @@ static rlx_status run_one(const rlx_linalg_params *p, const rlx_tensor_view *in,
     }
     case RLX_LINALG_LU_SOLVE:
     case RLX_LINALG_LDL_SOLVE:
-    case RLX_LINALG_TRI_SOLVE: {
-      const rlx_tensor_view *bv = &in[p->kind == RLX_LINALG_TRI_SOLVE ? 1 : 2];
-      bool right = p->kind != RLX_LINALG_LDL_SOLVE && !p->left;
-      load_rhs(bv, b, right, w->m1, w->m2, &rows, &cols);
-      /* X op(A) = B is op(A)^T X^T = B^T */
-      bool trans = p->trans != right;
-      if (p->kind == RLX_LINALG_LU_SOLVE) {
-        if ((st = load_lu_pivots(&in[1], b, n, n, w->ipiv))) return st;
-        la_getrs(a, w->ipiv, n, trans, w->m1, cols);
-      } else if (p->kind == RLX_LINALG_LDL_SOLVE) {
-        if ((st = load_ldl_pivots(&in[1], b, n, w->ipiv))) return st;
-        la_sytrs(a, w->ipiv, n, w->m1, cols);
-      } else {
-        la_trsm(a, n, p->upper, trans, p->unit, w->m1, cols);
-      }
-      store_rhs(&out[0], b, right, w->m1, w->m2);
-      return RLX_OK;
-    }
-    case RLX_LINALG_LU_DET: {
-      if ((st = load_lu_pivots(&in[1], b, n, n, w->ipiv))) return st;
-      double prod = 1, sign = 1, logabs = 0;
-      for (int64_t j = 0; j < n; j++) {
-        double d = a[j * n + j];
-        if (w->ipiv[j] != j + 1) prod = -prod, sign = -sign;
-        prod *= d;
-        sign *= d > 0 ? 1 : d < 0 ? -1 : d; /* 0 stays 0, NaN stays NaN */
-        logabs += log(fabs(d));
-      }
-      if (n_out == 1) {
-        store(&out[0], b, 1, &prod);
-      } else {
-        store(&out[0], b, 1, &sign);
-        store(&out[1], b, 1, &logabs);
-      }
-      return RLX_OK;
-    }
-    case RLX_LINALG_LU_UNPACK: {
-      if ((st = load_lu_pivots(&in[1], b, k, m, w->ipiv))) return st;
-      if (p->unpack_pivots) { /* P^T A = L U with P^T's row i being row perm[i] of A */
-        int32_t *perm = (int32_t *)w->work;
-        for (int64_t i = 0; i < m; i++) perm[i] = (int32_t)i;
-        for (int64_t j = 0; j < k; j++) {
-          int32_t t = perm[j];
-          perm[j] = perm[w->ipiv[j] - 1], perm[w->ipiv[j] - 1] = t;
-        }
-        memset(w->m1, 0, sizeof(double) * (size_t)(m * m));
-        for (int64_t i = 0; i < m; i++) w->m1[perm[i] * m + i] = 1;
-        store(&out[0], b * m * m, m * m, w->m1);
-      }
-      if (p->unpack_data) {
-        for (int64_t i = 0; i < m; i++)
-          for (int64_t j = 0; j < k; j++) w->m1[i * k + j] = i > j ? a[i * n + j] : i == j;
-        for (int64_t i = 0; i < k; i++)
-          for (int64_t j = 0; j < n; j++) w->m2[i * n + j] = i <= j ? a[i * n + j] : 0;
-        store(&out[1], b * m * k, m * k, w->m1);
-        store(&out[2], b * k * n, k * n, w->m2);
-      }
-      return RLX_OK;
-    }
+    case RLX_LINALG_TRI_SOLVE:
+      return run_solve(p, in, out, w, b, a, n);
+    case RLX_LINALG_LU_DET:
+      return run_det(in, out, n_out, w, b, a, n);
+    case RLX_LINALG_LU_UNPACK:
+      return run_unpack(p, in, out, w, b, a, m, n, k);
     case RLX_LINALG_GEQRF:
       la_geqrf(a, m, n, w->vec);
       store(&out[0], b * m * n, m * n, a);
