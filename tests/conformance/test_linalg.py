@@ -252,6 +252,15 @@ CASES += [
     case(_po, "square-f64", lambda a: _po(a), randn(2, 4, 4, dtype=f64)),
 ]
 
+# -- constant inputs are folded at compile time (the kernel runs in the fold pass);
+# a symbolic batch is refused, naming the node (the lowering is static-only)
+_W = spd(3, 3)
+CASES += [
+    case(_inv, "constant-folded", lambda x: torch.linalg.inv_ex(_W)[0] @ x, randn(3, 2)),
+    case(_inv, "dynamic-batch-refused", lambda a: _inv(a)[0], randn(2, 3, 3), dynamic=[(0, 0, "B")],
+         refuses="symbolic"),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_case(case, conformance):
