@@ -39,6 +39,10 @@ static const char *const kind_names[RLX_LINALG_KIND_COUNT] = {
 /* inputs, outputs (n_out may be below when optional: LU_DET takes 1 or 2) */
 static const int8_t kind_in[RLX_LINALG_KIND_COUNT] = {1, 3, 2, 2, 1, 2, 1, 2, 3, 1, 1, 1, 3, 1};
 static const int8_t kind_out[RLX_LINALG_KIND_COUNT] = {3, 1, 2, 3, 2, 1, 2, 1, 1, 2, 3, 3, 1, 1};
+/* Which inputs are matrices (their last two axes): bit k for input k; the
+ * others are vectors (pivots, tau) along their last axis. Every output's
+ * matrix and vector sides are at most the largest matrix side of these. */
+static const uint8_t kind_matrices[RLX_LINALG_KIND_COUNT] = {1, 5, 1, 1, 1, 3, 1, 1, 5, 1, 1, 1, 5, 1};
 
 typedef struct mat_info {
   int brank;              /* batch axes */
@@ -211,33 +215,38 @@ static rlx_status linalg_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "linalg %s of a %s tensor (rlx's linear algebra is float32 and float64)",
                       kind_names[p->kind], rlx_dtype_name(x->dtype));
   if (p->ncols < 0 || p->ncols > LINALG_MAX_DIM) RLX_INFER_FAIL("linalg orgqr: ncols %lld out of range", (long long)p->ncols);
+  /* batch axes may be symbolic (each matrix is one kernel step); matrix and
+   * vector sides must be static: they size the scratch */
   for (int i = 0; i < n->n_in; i++) {
     const rlx_shape *s = &rlx_in(g, n, i)->shape;
-    for (int d = RLX_MAX(s->rank - 2, 0); d < s->rank; d++)
+    int tail = (kind_matrices[p->kind] >> i & 1) ? 2 : 1;
+    for (int d = RLX_MAX(s->rank - tail, 0); d < s->rank; d++) {
+      if (rlx_dim_is_sym(s->dims[d]))
+        return rlx_errorf(RLX_ERR_UNSUPPORTED, "linalg %s: input %d has a symbolic matrix side (axis %d); only "
+                          "batch axes may be symbolic", kind_names[p->kind], i, d);
       if (s->dims[d] > LINALG_MAX_DIM)
         return rlx_errorf(RLX_ERR_UNSUPPORTED, "linalg %s: a matrix side of %lld is above rlx's limit of %d",
                           kind_names[p->kind], (long long)s->dims[d], LINALG_MAX_DIM);
+    }
   }
   return infer_kind(g, n, os, od);
 }
 
-/* The largest matrix side among the node's inputs and outputs (at least 1). */
-static int64_t max_side(const rlx_shape *const *shapes, int cnt) {
+int64_t rlx_linalg_max_side(const rlx_node *n, const int64_t *const dims[3], const int ranks[3]) {
   int64_t m = 1;
-  for (int i = 0; i < cnt; i++)
-    for (int d = RLX_MAX(shapes[i]->rank - 2, 0); d < shapes[i]->rank; d++) m = RLX_MAX(m, shapes[i]->dims[d]);
+  for (int i = 0; i < n->n_in && i < 3; i++)
+    if (kind_matrices[n->p.linalg.kind] >> i & 1)
+      for (int d = RLX_MAX(ranks[i] - 2, 0); d < ranks[i]; d++) m = RLX_MAX(m, dims[i][d]);
   return m;
 }
 
-/* Scratch: six square matrices of the largest side and a few vectors, in doubles. */
-static size_t scratch_doubles(int64_t m) { return (size_t)(6 * m * m + 4 * m + 8); }
-
+/* Scratch: six square matrices of the largest matrix side and a few vectors
+ * (linalg_kernel.c lays it out), in doubles. */
 static size_t linalg_scratch(const rlx_graph *g, const rlx_node *n) {
-  const rlx_shape *s[6];
-  int cnt = 0;
-  for (int i = 0; i < n->n_in; i++) s[cnt++] = &rlx_in(g, n, i)->shape;
-  for (int i = 0; i < n->n_out; i++) s[cnt++] = &g->values[n->out[i]].shape;
-  return scratch_doubles(max_side(s, cnt)) * sizeof(double);
+  const int64_t *dims[3] = {0};
+  int ranks[3] = {0};
+  for (int i = 0; i < n->n_in && i < 3; i++) dims[i] = rlx_in(g, n, i)->shape.dims, ranks[i] = rlx_in(g, n, i)->shape.rank;
+  return rlx_linalg_scratch_doubles(rlx_linalg_max_side(n, dims, ranks)) * sizeof(double);
 }
 
 static void linalg_print(const rlx_node *n, char *buf, size_t cap) {
@@ -256,4 +265,4 @@ static void linalg_print(const rlx_node *n, char *buf, size_t cap) {
 }
 
 const rlx_op_vtable rlx_op_linalg = {
-    .infer = linalg_infer, .ref = rlx_linalg_ref, .scratch = linalg_scratch, .print = linalg_print};
+    .infer = linalg_infer, .ref = rlx_linalg_ref, .scratch = linalg_scratch, .print = linalg_print, .symbolic = true};

@@ -12,6 +12,7 @@
 #define RLX_LINALG_ALGO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ir/graph.h"
@@ -82,6 +83,12 @@ void la_expm(const double *a, int64_t n, double *out, double *work);
 
 /* The linalg op's reference kernel (linalg_kernel.c); shapes were checked
  * by its infer (linalg.c). */
+/* The largest matrix side M of a linalg node, from the dims of its (up to
+ * 3) inputs (linalg.c; static: only batch axes may be symbolic). Every
+ * output side is at most M. The kernel's scratch is six M x M matrices and
+ * a few vectors (linalg_kernel.c lays them out). */
+int64_t rlx_linalg_max_side(const rlx_node *n, const int64_t *const dims[3], const int ranks[3]);
+static inline size_t rlx_linalg_scratch_doubles(int64_t m) { return (size_t)(6 * m * m + 4 * m + 8); }
 rlx_status rlx_linalg_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch);
 
 #endif /* RLX_LINALG_ALGO_H */

@@ -259,11 +259,10 @@ static rlx_status run_one(const rlx_linalg_params *p, const rlx_tensor_view *in,
 
 rlx_status rlx_linalg_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
   const rlx_linalg_params *p = &n->p.linalg;
-  int64_t M = 1;
-  for (int i = 0; i < n->n_in + n->n_out; i++) {
-    const rlx_tensor_view *v = i < n->n_in ? &in[i] : &out[i - n->n_in];
-    for (int d = RLX_MAX(v->rank - 2, 0); d < v->rank; d++) M = RLX_MAX(M, v->dims[d]);
-  }
+  const int64_t *dims[3] = {0};
+  int ranks[3] = {0};
+  for (int i = 0; i < n->n_in && i < 3; i++) dims[i] = in[i].dims, ranks[i] = in[i].rank;
+  int64_t M = rlx_linalg_max_side(n, dims, ranks); /* the scratch holds rlx_linalg_scratch_doubles(M) */
   double *s = scratch;
   lk w = {.m0 = s, .m1 = s + M * M, .m2 = s + 2 * M * M, .work = s + 3 * M * M,
           .ipiv = (int32_t *)(s + 6 * M * M + M), .vec = s + 6 * M * M + 2 * M};

@@ -252,13 +252,26 @@ CASES += [
     case(_po, "square-f64", lambda a: _po(a), randn(2, 4, 4, dtype=f64)),
 ]
 
-# -- constant inputs are folded at compile time (the kernel runs in the fold pass);
-# a symbolic batch is refused, naming the node (the lowering is static-only)
+# -- constant inputs are folded at compile time (the kernel runs in the fold pass)
 _W = spd(3, 3)
+CASES += [case(_inv, "constant-folded", lambda x: torch.linalg.inv_ex(_W)[0] @ x, randn(3, 2))]
+
+# -- symbolic batch axes ("dyn": exported with a dynamic axis, verified at the
+# example and at other bindings); a symbolic matrix side is refused, naming the node
 CASES += [
-    case(_inv, "constant-folded", lambda x: torch.linalg.inv_ex(_W)[0] @ x, randn(3, 2)),
-    case(_inv, "dynamic-batch-refused", lambda a: _inv(a)[0], randn(2, 3, 3), dynamic=[(0, 0, "B")],
-         refuses="symbolic"),
+    case(_inv, "dyn-batch", lambda a: _inv(a), randn(3, 4, 4), dynamic=[(0, 0, "B")]),
+    case(_det, "dyn-batch", lambda a: _det(a)[0], randn(2, 3, 3, 3), dynamic=[(0, 1, "B")]),
+    case(_sv, "dyn-batch-broadcast", lambda a, b: _sv(a, b)[0], randn(3, 3), randn(4, 3, 2),
+         dynamic=[(1, 0, "B")]),
+    case(_sv, "dyn-batch-vector", lambda a, b: _sv(a, b)[0], randn(2, 3, 3), randn(2, 3),
+         dynamic=[(0, 0, "B"), (1, 0, "B")]),
+    case(_ch, "dyn-batch", lambda a: _ch(a), spd(3, 4, 4), dynamic=[(0, 0, "B")]),
+    case(_qr, "dyn-batch", lambda a: _qr(a), randn(3, 5, 3), dynamic=[(0, 0, "B")]),
+    case(_sd, "dyn-batch", _svd_check, randn(3, 4, 3), dynamic=[(0, 0, "B")]),
+    case(_pv.atol_rtol_tensor, "dyn-batch", lambda a: torch.linalg.pinv(a), randn(3, 4, 3),
+         decomposition="high", dynamic=[(0, 0, "B")]),
+    case(_lf, "dyn-side-refused", lambda a: _lf(a), randn(3, 5), dynamic=[(0, 1, "N")],
+         refuses="symbolic matrix side"),
 ]
 
 

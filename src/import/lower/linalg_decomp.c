@@ -42,10 +42,15 @@ static rlx_status need_float(rlx_lower *lw, int32_t v, const char *what) {
   return RLX_OK;
 }
 
+/* A float batch of matrices whose two matrix sides are static (batch axes
+ * may be symbolic: the identities, masks and scratch are sized by the sides). */
 static rlx_status need_matrix(rlx_lower *lw, int32_t v, const char *what) {
   rlx_status st = need_float(lw, v, what);
-  if (!st && lw_val(lw, v)->shape.rank < 2)
-    return lw_fail(RLX_ERR_SHAPE, "%s must have at least 2 dimensions, got %d", what, lw_val(lw, v)->shape.rank);
+  const rlx_shape *s = &lw_val(lw, v)->shape;
+  if (!st && s->rank < 2) return lw_fail(RLX_ERR_SHAPE, "%s must have at least 2 dimensions, got %d", what, s->rank);
+  if (!st && (rlx_dim_is_sym(s->dims[s->rank - 2]) || rlx_dim_is_sym(s->dims[s->rank - 1])))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s has a symbolic matrix side; rlx's linear algebra takes symbolic batch "
+                   "axes only", what);
   return st;
 }
 
@@ -83,9 +88,12 @@ static rlx_status batch_broadcast(rlx_lower *lw, int32_t a, int ta, int32_t b, i
   for (int i = 0; i < r; i++) {
     int ia = sa.rank - r + i, ib = sb.rank - r + i;
     rlx_dim da = ia >= 0 ? sa.dims[ia] : 1, db = ib >= 0 ? sb.dims[ib] : 1;
-    if (da != db && da != 1 && db != 1)
+    if (!lw_dims_agree(lw, da, db) && da != 1 && db != 1) {
+      if (rlx_dim_is_sym(da) || rlx_dim_is_sym(db))
+        return lw_fail(RLX_ERR_UNSUPPORTED, "batch axis %d: a symbolic size broadcast against another size", i);
       return lw_fail(RLX_ERR_SHAPE, "the batch dimensions do not broadcast (%lld vs %lld at batch axis %d)",
                      (long long)da, (long long)db, i);
+    }
     out->dims[i] = da == 1 ? db : da;
   }
   return RLX_OK;
@@ -281,7 +289,7 @@ rlx_status rlx_lower_solve(rlx_lower *lw, const rlx_aten_node *n) {
   bool vec = bs.rank == 1;
   if (bs.rank == as.rank - 1) {
     vec = true;
-    for (int i = 0; i < bs.rank; i++) vec = vec && bs.dims[i] == as.dims[i];
+    for (int i = 0; i < bs.rank; i++) vec = vec && lw_dims_agree(lw, bs.dims[i], as.dims[i]);
   }
   if (vec && !left) return lw_fail(RLX_ERR_SHAPE, "vector broadcasting of B is not supported for left=False (torch refuses it)");
   if (!vec && bs.rank < 2) return lw_fail(RLX_ERR_SHAPE, "B must be a vector or a batch of matrices");
