@@ -10,16 +10,14 @@
  * fused activation run in the sgemm's epilogue on each block while it is in
  * cache. Depthwise convolutions (one channel per group) run directly.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
 #include "ops/ops_util.h"
-
-typedef struct conv_geo {
-  int64_t N, C, H, W, O, G, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw;
-} conv_geo;
 
 static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
                    conv_geo *c) {
@@ -35,6 +33,11 @@ static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape
     return true;
   }
   return false;
+}
+
+bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_tensor_view *out, conv_geo *c) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  return geo_of(&n->p.conv, &xs, &ws, &ys, c);
 }
 
 static bool direct(const conv_geo *c) {
@@ -701,6 +704,34 @@ static void wg_worth_range(const rlx_graph *sym, const rlx_node *n, const conv_g
   *at_lo = auto_wg_at(&cl), *at_hi = auto_wg_at(&ch);
 }
 
+static size_t wg4_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return SIZE_MAX;
+  return rlx_conv_wg4_scratch(&c, threads);
+}
+
+/* ---- which way a 3x3 stride-1 conv runs ---- */
+
+typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
+
+static bool all_finite(const float *w, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(w[i])) return false;
+  return true;
+}
+
+/* RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size where it computes the conv (to measure the choice). */
+static conv_way conv_pick(const conv_geo *c, const float *w) {
+  wg4_geo w4;
+  wg_geo w2;
+  const char *force = getenv("RLX_WINOGRAD");
+  if (force && !strcmp(force, "0")) return PICK_GEMM;
+  if (!rlx_conv_wg4_geo(c, &w4) || !all_finite(w, c->O * c->C * 9)) return wg_geo_of(c, &w2) && wg_worth(c, &w2) ? PICK_WG2 : PICK_GEMM;
+  if (force && !strcmp(force, "4")) return PICK_WG4;
+  if (force && !strcmp(force, "2")) return PICK_WG2;
+  return wg_geo_of(c, &w2) && wg_worth(c, &w2) ? PICK_WG2 : PICK_GEMM;
+}
+
 static rlx_status pack_oom(const rlx_node *n) {
   return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
 }
@@ -723,6 +754,16 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD");
   bool wg_lo = wg_ok && wg_worth(&c, &wg), wg_hi = wg_lo; /* static: the one shape */
   if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
+  conv_way way = wg_ok && wg_lo == wg_hi ? conv_pick(&c, wv->data) : PICK_GEMM; /* one image size: the cost model */
+  if (wg_ok && wg_lo == wg_hi) wg_lo = wg_hi = way == PICK_WG2;
+  if (way == PICK_WG4) {
+    if (!(k->packed = rlx_aligned_alloc(rlx_conv_wg4_packed_bytes(&c)))) return pack_oom(n);
+    if (!rlx_conv_wg4_pack(&c, wv->data, k->packed)) return pack_oom(n);
+    k->run = rlx_conv_wg4_run, k->fast = true, k->name = "f32_conv_winograd_4x4_3x3";
+    k->scratch_for = wg4_scratch_for;
+    k->scratch = wg4_scratch_for(g, n, threads);
+    return RLX_OK;
+  }
   if (wg_lo != wg_hi) { /* the bindings disagree: keep both */
     if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c) + gemm_packed_bytes(&c))))
       return pack_oom(n);
