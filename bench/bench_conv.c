@@ -7,7 +7,8 @@
  * GFLOP/s of the direct product (2 * O * C * 9 * OH * OW), parallel regions
  * per run and the kernel's name. Numbers, not assertions.
  *
- *   bench_conv [threads] [rounds] [layer]   (layer: an index into the table, else all)
+ *   bench_conv [threads] [rounds] [layer] [way]   (layer: an index into the table, else all;
+ *                                                 way: auto, 0, 2 or 4, else all)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ typedef struct prepared {
 
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 7, only = argc > 3 ? atoi(argv[3]) : -1;
+  const char *way = argc > 4 ? argv[4] : NULL;
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp) != RLX_OK) return 1;
   printf("f32 conv, batch 1, %d thread(s), %d rounds (median / min ms, GFLOP/s of the direct product)\n", threads, rounds);
@@ -90,6 +92,7 @@ int main(int argc, char **argv) {
       else setenv("RLX_WINOGRAD", way_env[v], 1);
       pr[v].k = (rlx_kernel){.name = "reference", .run = rlx_reference_kernel};
       pr[v].ok = rlx_cpu_select(&g, NULL, node, threads, &pr[v].k) == RLX_OK && pr[v].k.fast;
+      if (way && strcmp(way, way_env[v])) pr[v].ok = false;
       pr[v].scratch = pr[v].ok ? aligned_alloc(64, (pr[v].k.scratch + 64) & ~(size_t)63) : NULL;
       /* a way that ends in the same kernel as an earlier one is not timed twice */
       for (int u = 1; u < v && pr[v].ok; u++)

@@ -18,9 +18,11 @@ bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_te
 
 /* ---- Winograd F(4x4, 3x3) (conv_wg4.c) ---- */
 
-/* Tile rows and columns (4x4 outputs each) and tiles of one image. */
+/* Tile rows and columns (4x4 outputs each) and tiles of one image; the
+ * GEMMs' columns (the tiles numbered ty * (TW + 1) + tx: one junk tile per
+ * tile row but the last). */
 typedef struct wg4_geo {
-  int64_t TH, TW, T;
+  int64_t TH, TW, T, L;
 } wg4_geo;
 
 /* Whether F(4x4, 3x3) computes this conv: 3x3, stride 1, dilation 1, groups 1. */

@@ -25,14 +25,22 @@
  *         | 0    1  3/2   -2 -3/2  1 |   G = rows (1,0,0) (-1,-1,-1)/3 (1,-1,1)/3
  *                                              (1,2,4)/15 (-16,8,-4)/15 (0,0,1)
  *
- * The transforms run a tile row at a time, vectorized over the tiles (the
- * compiler's AVX-512 code through target_clones): each input row is split
- * into its four column phases (x[4q + a]), so the six columns of tile tx are
- * phases 0..3 at q = tx and phases 0, 1 at q = tx + 1 — unit-stride streams;
- * the rows are transformed first (in place over the phases), then the
- * columns, written straight into V. The output transform is the same in
- * reverse, and bias, residual and activation are applied to each output row
- * as it is stored.
+ * The transforms are vectorized over the tiles of a whole image, not of one
+ * tile row (7 tiles on a 28x28 image, too few for a vector): a channel is
+ * first copied into its 16 row-and-column phase planes (padding included),
+ *
+ *   Q[a][b][r][q] = x[4r + a - ph][4q + b - pw]     (0 outside the image)
+ *
+ * each (TH + 1) x (TW + 1), so that element (i, j) of tile (ty, tx) is
+ * Q[i % 4][j % 4] at flat index f + (i / 4) * (TW + 1) + j / 4, f = ty *
+ * (TW + 1) + tx: 36 unit-stride streams at constant offsets. The transform
+ * runs over f in blocks of 16 (rows of B^T d, then columns) and writes
+ * V[xi][ch][f]. The tiles are numbered f, so the column tx = TW of each
+ * tile row is a junk tile that the GEMMs multiply and the output transform
+ * drops: N = L = (TH - 1) * (TW + 1) + TW columns, a few more than T. The
+ * output transform is the same in reverse, into 16 output phase planes
+ * that are interleaved into the output rows, where bias, residual and
+ * activation are applied.
  *
  * NaN and Inf: in a tile, one non-finite input reaches all 16 outputs
  * through the transforms (Inf - Inf), where the reference conv makes it
@@ -55,19 +63,22 @@
 
 bool rlx_conv_wg4_geo(const conv_geo *c, wg4_geo *w) {
   if (c->G != 1 || c->kh != 3 || c->kw != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1) return false;
-  *w = (wg4_geo){(c->OH + 3) / 4, (c->OW + 3) / 4, 0};
-  w->T = w->TH * w->TW;
+  *w = (wg4_geo){(c->OH + 3) / 4, (c->OW + 3) / 4, 0, 0};
+  w->T = w->TH * w->TW, w->L = (w->TH - 1) * (w->TW + 1) + w->TW;
   return true;
 }
 
+#define FB 16 /* tiles per block of the transforms */
+
 static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
-static size_t v_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->C * w->T)); }
-static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->T)); }
+static size_t v_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->C * w->L)); }
+static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->L)); }
 static size_t flag_bytes(const wg4_geo *w) { return align64((size_t)w->TH); }
-/* per worker: 6 input rows as 4 phases of TW + 1 and the same transformed, or 24 output-side rows of TW and 4
- * output rows of 4 TW */
-static size_t row_bytes(const wg4_geo *w) {
-  size_t in = (size_t)(48 * (w->TW + 1)), out = (size_t)(24 * w->TW + 16 * w->TW);
+static int64_t plane_floats(const wg4_geo *w) { return (w->TH + 1) * (w->TW + 1); }
+/* per worker: the 16 input phase planes and a padded input row, or the 16 output phase planes and one output row */
+static size_t row_bytes(const conv_geo *c, const wg4_geo *w) {
+  size_t in = (size_t)(16 * plane_floats(w) + FB + 4 * (w->TW + 1)), out = (size_t)(16 * (w->L + FB) + 4 * w->TW + 16);
+  (void)c;
   return align64(sizeof(float) * (in > out ? in : out));
 }
 
@@ -75,7 +86,7 @@ size_t rlx_conv_wg4_scratch(const conv_geo *c, int threads) {
   wg4_geo w;
   if (!rlx_conv_wg4_geo(c, &w)) return SIZE_MAX;
   int t = threads > 0 ? threads : 1;
-  return v_bytes(c, &w) + m_bytes(c, &w) + flag_bytes(&w) + row_bytes(&w) * (size_t)t + rlx_sgemm_scratch(t);
+  return v_bytes(c, &w) + m_bytes(c, &w) + flag_bytes(&w) + row_bytes(c, &w) * (size_t)t + rlx_sgemm_scratch(t);
 }
 
 size_t rlx_conv_wg4_packed_bytes(const conv_geo *c) { return XI * rlx_sgemm_packed_a_size(c->O, c->C); }
@@ -116,10 +127,10 @@ typedef struct wg4_job {
   const rlx_epilogue *ep;
   char *rows;
   size_t row_bytes;
-  int64_t q0[4], q1[4]; /* phase a: the q with an image column 4q + a - pw behind them, [q0, q1) */
+  int64_t off[XI];      /* element (i, j) of a tile: its phase plane and offset, from the first plane */
 } wg4_job;
 
-/* t = B^T d for six streams (in place is fine: every d is read before any t is written). */
+/* t = B^T d. */
 static inline void bt6(float d0, float d1, float d2, float d3, float d4, float d5, float *t0, float *t1, float *t2,
                        float *t3, float *t4, float *t5) {
   *t0 = (d0 + d4) - 2.0f * d2 + 1.5f * (d1 - d3);
@@ -140,65 +151,98 @@ static inline void at4(float s0, float s1, float s2, float s3, float s4, float s
   *y3 = m + 8.0f * s3 - 0.125f * s4 + s5;
 }
 
-/* dst[q] = row[4q + off] for q in [q0, q1), zero elsewhere in [0, E); nonzero if a copied value is NaN or Inf. */
-static inline unsigned split4(float *restrict dst, const float *restrict row, int64_t off, int64_t q0, int64_t q1,
-                              int64_t E) {
+/* Nonzero if x[0, n) holds a NaN or an Inf (exponent all ones). */
+RLX_VEC_CLONES static unsigned nonfinite(const float *restrict x, int64_t n) {
   unsigned nf = 0;
-  for (int64_t q = 0; q < q0; q++) dst[q] = 0.0f;
-  for (int64_t q = q0; q < q1; q++) {
-    float v = row[4 * q + off];
+  for (int64_t i = 0; i < n; i++) {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    nf |= (~u & 0x7f800000u) == 0; /* exponent all ones */
-    dst[q] = v;
+    memcpy(&u, &x[i], sizeof u);
+    nf |= (~u & 0x7f800000u) == 0;
   }
-  for (int64_t q = q1; q < E; q++) dst[q] = 0.0f;
   return nf;
 }
 
-/* t = B^T d over n elements of six streams (the compiler vectorizes it: restrict says the streams do not overlap). */
-static inline void bt6_streams(int64_t n, const float *restrict d0, const float *restrict d1, const float *restrict d2,
-                               const float *restrict d3, const float *restrict d4, const float *restrict d5,
-                               float *restrict t0, float *restrict t1, float *restrict t2, float *restrict t3,
-                               float *restrict t4, float *restrict t5) {
+/* p_b[q] = line[4q + b] for q < n: a line split into its four column phases. */
+RLX_VEC_CLONES static void deinterleave4(const float *restrict line, float *restrict p0, float *restrict p1,
+                                         float *restrict p2, float *restrict p3, int64_t n) {
   for (int64_t q = 0; q < n; q++)
-    bt6(d0[q], d1[q], d2[q], d3[q], d4[q], d5[q], &t0[q], &t1[q], &t2[q], &t3[q], &t4[q], &t5[q]);
+    p0[q] = line[4 * q], p1[q] = line[4 * q + 1], p2[q] = line[4 * q + 2], p3[q] = line[4 * q + 3];
 }
 
-/* V[xi][ch][ty*TW + tx] for one (channel, tile row). */
-RLX_VEC_CLONES static void input_row(const wg4_job *j, int64_t ch, int64_t ty, float *buf) {
+/* Q[a][b] (16 planes of (TH + 1) x (TW + 1)) from channel ch; line: 4 (TW + 1) floats. Marks the tile rows
+ * whose patch holds a NaN or an Inf. */
+static void phase_planes(const wg4_job *j, int64_t ch, float *Q, float *line) {
   const conv_geo *c = &j->c;
-  int64_t TW = j->w.TW, E = TW + 1;
-  float *p[6][4], *t[6][4]; /* row r, phase a: the input; its rows transformed */
-  unsigned nf = 0;
-  for (int r = 0; r < 6; r++) {
-    for (int a = 0; a < 4; a++) p[r][a] = buf + (4 * r + a) * E, t[r][a] = buf + (24 + 4 * r + a) * E;
-    int64_t iy = 4 * ty + r - c->ph;
-    if (iy < 0 || iy >= c->H) {
-      for (int a = 0; a < 4; a++)
-        for (int64_t q = 0; q < E; q++) p[r][a][q] = 0.0f;
-      continue;
+  int64_t TW1 = j->w.TW + 1, PQ = plane_floats(&j->w), LW = 4 * TW1;
+  int64_t lo = RLX_MIN(c->pw, LW), n = RLX_MAX(0, RLX_MIN(c->W, LW - lo)); /* the image's columns in the line */
+  for (int64_t i = 0; i < lo; i++) line[i] = 0.0f;
+  for (int64_t i = lo + n; i < LW; i++) line[i] = 0.0f;
+  for (int64_t r = 0; r <= j->w.TH; r++)
+    for (int a = 0; a < 4; a++) {
+      int64_t iy = 4 * r + a - c->ph;
+      float *dst = Q + (4 * a) * PQ + r * TW1;
+      if (iy < 0 || iy >= c->H) {
+        for (int b = 0; b < 4; b++) memset(dst + b * PQ, 0, sizeof(float) * (size_t)TW1);
+        continue;
+      }
+      const float *row = j->x + (ch * c->H + iy) * c->W;
+      memcpy(line + lo, row, sizeof(float) * (size_t)n);
+      deinterleave4(line, dst, dst + PQ, dst + 2 * PQ, dst + 3 * PQ, TW1);
+      if (nonfinite(row, c->W)) /* padded row 4r + a is row 4 (r - ty) + a of tile row ty's patches */
+        for (int64_t ty = RLX_MAX(0, r - 1); ty <= RLX_MIN(j->w.TH - 1, r); ty++)
+          if (4 * (r - ty) + a < 6) atomic_store_explicit(&j->bad[ty], 1, memory_order_relaxed);
     }
-    const float *row = j->x + (ch * c->H + iy) * c->W;
-    for (int a = 0; a < 4; a++) nf |= split4(p[r][a], row, a - c->pw, j->q0[a], j->q1[a], E);
+}
+
+/* V[xi][f0 .. f0 + n) (row stride vs) from the 36 streams of the phase planes (offsets off). */
+RLX_VEC_CLONES static void input_block(const float *restrict Q, const int64_t *off, int64_t f0, int n,
+                                       float *restrict V, size_t vs) {
+  float t[6][6][FB]; /* t[i][j]: rows of B^T d, column j */
+  for (int jj = 0; jj < 6; jj++) {
+    const float *d0 = Q + off[jj] + f0, *d1 = Q + off[6 + jj] + f0, *d2 = Q + off[12 + jj] + f0,
+                *d3 = Q + off[18 + jj] + f0, *d4 = Q + off[24 + jj] + f0, *d5 = Q + off[30 + jj] + f0;
+    for (int k = 0; k < FB; k++)
+      bt6(d0[k], d1[k], d2[k], d3[k], d4[k], d5[k], &t[0][jj][k], &t[1][jj][k], &t[2][jj][k], &t[3][jj][k],
+          &t[4][jj][k], &t[5][jj][k]);
   }
-  if (nf) atomic_store_explicit(&j->bad[ty], 1, memory_order_relaxed);
-  for (int a = 0; a < 4; a++) /* rows: B^T d, phase by phase */
-    bt6_streams(E, p[0][a], p[1][a], p[2][a], p[3][a], p[4][a], p[5][a], t[0][a], t[1][a], t[2][a], t[3][a], t[4][a],
-                t[5][a]);
-  /* columns: tile tx's six are phases 0..3 at tx and phases 0, 1 at tx + 1 */
-  size_t plane = (size_t)(c->C * j->w.T);
   for (int i = 0; i < 6; i++) {
-    float *v0 = j->V + (size_t)(6 * i) * plane + ch * j->w.T + ty * TW;
-    bt6_streams(TW, t[i][0], t[i][1], t[i][2], t[i][3], t[i][0] + 1, t[i][1] + 1, v0, v0 + plane, v0 + 2 * plane,
-                v0 + 3 * plane, v0 + 4 * plane, v0 + 5 * plane);
+    float v[6][FB];
+    for (int k = 0; k < FB; k++)
+      bt6(t[i][0][k], t[i][1][k], t[i][2][k], t[i][3][k], t[i][4][k], t[i][5][k], &v[0][k], &v[1][k], &v[2][k],
+          &v[3][k], &v[4][k], &v[5][k]);
+    for (int jj = 0; jj < 6; jj++) memcpy(V + (size_t)(6 * i + jj) * vs + f0, v[jj], sizeof(float) * (size_t)n);
   }
 }
 
 static void input_task(void *ctx, int64_t ch, int worker) {
   const wg4_job *j = ctx;
-  float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
-  for (int64_t ty = 0; ty < j->w.TH; ty++) input_row(j, ch, ty, buf);
+  float *Q = (float *)(j->rows + j->row_bytes * (size_t)worker);
+  phase_planes(j, ch, Q, Q + 16 * plane_floats(&j->w) + FB);
+  int64_t L = j->w.L;
+  size_t vs = (size_t)(j->c.C * L);
+  float *V = j->V + ch * L;
+  int64_t f = 0; /* the last block reads up to FB - 1 floats past the planes: row_bytes leaves room */
+  for (; f + FB <= L; f += FB) input_block(Q, j->off, f, FB, V, vs);
+  if (f < L) input_block(Q, j->off, f, (int)(L - f), V, vs);
+}
+
+/* Output phase planes P[a][b][f0 .. f0 + n) (row stride ps) from M[xi][f0 ..] (row stride ms). */
+RLX_VEC_CLONES static void output_block(const float *restrict M, size_t ms, int64_t f0, int n, float *restrict P,
+                                        size_t ps) {
+  float s[4][6][FB]; /* s[a][j]: rows of A^T m, column j */
+  for (int jj = 0; jj < 6; jj++) {
+    const float *m0 = M + (size_t)jj * ms + f0, *m1 = m0 + 6 * ms, *m2 = m1 + 6 * ms, *m3 = m2 + 6 * ms,
+                *m4 = m3 + 6 * ms, *m5 = m4 + 6 * ms;
+    for (int k = 0; k < FB; k++)
+      at4(m0[k], m1[k], m2[k], m3[k], m4[k], m5[k], &s[0][jj][k], &s[1][jj][k], &s[2][jj][k], &s[3][jj][k]);
+  }
+  for (int a = 0; a < 4; a++) {
+    float y[4][FB];
+    for (int k = 0; k < FB; k++)
+      at4(s[a][0][k], s[a][1][k], s[a][2][k], s[a][3][k], s[a][4][k], s[a][5][k], &y[0][k], &y[1][k], &y[2][k],
+          &y[3][k]);
+    for (int b = 0; b < 4; b++) memcpy(P + (size_t)(4 * a + b) * ps + f0, y[b], sizeof(float) * (size_t)n);
+  }
 }
 
 /* y[0, n) = v + b (+ res), then the activation. */
@@ -209,6 +253,13 @@ RLX_VEC_CLONES static void store_row(float *restrict y, const float *restrict v,
   else
     for (int64_t i = 0; i < n; i++) y[i] = v[i] + b;
   if (ep->has_act) rlx_cpu_act_f32(&ep->act, y, n);
+}
+
+/* row[4q + b] = p[b][q] for q < n: four phase rows interleaved. */
+RLX_VEC_CLONES static void interleave4(float *restrict row, const float *restrict p0, const float *restrict p1,
+                                       const float *restrict p2, const float *restrict p3, int64_t n) {
+  for (int64_t q = 0; q < n; q++)
+    row[4 * q] = p0[q], row[4 * q + 1] = p1[q], row[4 * q + 2] = p2[q], row[4 * q + 3] = p3[q];
 }
 
 /* Output rows [4ty, 4ty + 4) of channel o computed directly (a patch held a NaN or an Inf). */
@@ -232,50 +283,30 @@ static void direct_rows(const wg4_job *j, int64_t o, int64_t ty, float *acc) {
   }
 }
 
-/* s = A^T m over n elements of six streams. */
-static inline void at4_streams(int64_t n, const float *restrict m0, const float *restrict m1, const float *restrict m2,
-                               const float *restrict m3, const float *restrict m4, const float *restrict m5,
-                               float *restrict s0, float *restrict s1, float *restrict s2, float *restrict s3) {
-  for (int64_t q = 0; q < n; q++) at4(m0[q], m1[q], m2[q], m3[q], m4[q], m5[q], &s0[q], &s1[q], &s2[q], &s3[q]);
-}
-
-/* r[4q + b] = (A^T s)[b]: one output row from the six column streams. */
-static inline void at4_interleave(int64_t n, const float *restrict s0, const float *restrict s1,
-                                  const float *restrict s2, const float *restrict s3, const float *restrict s4,
-                                  const float *restrict s5, float *restrict r) {
-  for (int64_t q = 0; q < n; q++) at4(s0[q], s1[q], s2[q], s3[q], s4[q], s5[q], &r[4 * q], &r[4 * q + 1], &r[4 * q + 2], &r[4 * q + 3]);
-}
-
-/* Output channel o, tile row ty: Y = A^T m A, then bias, residual, activation. */
-RLX_VEC_CLONES static void output_row(const wg4_job *j, int64_t o, int64_t ty, float *buf) {
-  const conv_geo *c = &j->c;
-  int64_t TW = j->w.TW;
-  size_t plane = (size_t)(c->O * j->w.T);
-  const float *m = j->M + o * j->w.T + ty * TW;
-  float *s = buf, *out = buf + 24 * TW; /* s[a][jj] rows of TW; 4 output rows of 4 TW */
-  for (int jj = 0; jj < 6; jj++) { /* rows: A^T m over i for each column jj */
-    const float *m0 = m + (size_t)jj * plane;
-    at4_streams(TW, m0, m0 + 6 * plane, m0 + 12 * plane, m0 + 18 * plane, m0 + 24 * plane, m0 + 30 * plane,
-                s + jj * TW, s + (6 + jj) * TW, s + (12 + jj) * TW, s + (18 + jj) * TW);
-  }
-  for (int a = 0; a < 4; a++) { /* columns, interleaved into output row a */
-    const float *t = s + a * 6 * TW;
-    at4_interleave(TW, t, t + TW, t + 2 * TW, t + 3 * TW, t + 4 * TW, t + 5 * TW, out + a * 4 * TW);
-  }
-  float b = j->bias ? j->bias[o] : 0.0f;
-  for (int a = 0; a < 4 && 4 * ty + a < c->OH; a++) {
-    int64_t oy = 4 * ty + a;
-    const float *rr = j->res ? j->res + (o * c->OH + oy) * c->OW : NULL;
-    store_row(j->y + (o * c->OH + oy) * c->OW, out + a * 4 * TW, rr, b, j->ep, c->OW);
-  }
-}
-
+/* Output channel o: Y = A^T m A over all tiles, then per output row bias, residual, activation. */
 static void output_task(void *ctx, int64_t o, int worker) {
   const wg4_job *j = ctx;
-  float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
+  const conv_geo *c = &j->c;
+  int64_t L = j->w.L, TW1 = j->w.TW + 1;
+  float *P = (float *)(j->rows + j->row_bytes * (size_t)worker), *row = P + 16 * (L + FB);
+  size_t ms = (size_t)(c->O * L), ps = (size_t)(L + FB);
+  const float *M = j->M + o * L;
+  int64_t f = 0;
+  for (; f + FB <= L; f += FB) output_block(M, ms, f, FB, P, ps);
+  if (f < L) output_block(M, ms, f, (int)(L - f), P, ps);
+  float b = j->bias ? j->bias[o] : 0.0f;
   for (int64_t ty = 0; ty < j->w.TH; ty++) {
-    if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed)) direct_rows(j, o, ty, buf);
-    else output_row(j, o, ty, buf);
+    if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed)) {
+      direct_rows(j, o, ty, row);
+      continue;
+    }
+    for (int a = 0; a < 4 && 4 * ty + a < c->OH; a++) {
+      int64_t oy = 4 * ty, f0 = ty * TW1;
+      const float *pa = P + (size_t)(4 * a) * ps + f0;
+      interleave4(row, pa, pa + ps, pa + 2 * ps, pa + 3 * ps, j->w.TW);
+      const float *rr = j->res ? j->res + (o * c->OH + oy + a) * c->OW : NULL;
+      store_row(j->y + (o * c->OH + oy + a) * c->OW, row, rr, b, j->ep, c->OW);
+    }
   }
 }
 
@@ -284,26 +315,22 @@ rlx_status rlx_conv_wg4_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   if (!rlx_cpu_conv_geo(n, in, out, &j.c) || !rlx_conv_wg4_geo(&j.c, &j.w))
     return rlx_errorf(RLX_ERR_INTERNAL, "winograd F(4x4) conv geometry of node '%s'", n->label);
   const conv_geo *c = &j.c;
-  int64_t E = j.w.TW + 1;
-  for (int a = 0; a < 4; a++) { /* column 4q + a - pw inside [0, W) */
-    int64_t lo = c->pw - a, hi = c->W - 1 + c->pw - a;
-    j.q0[a] = RLX_MIN(lo > 0 ? (lo + 3) / 4 : 0, E);
-    j.q1[a] = hi < 0 ? j.q0[a] : RLX_MAX(RLX_MIN(hi / 4 + 1, E), j.q0[a]);
-  }
+  int64_t TW1 = j.w.TW + 1, PQ = plane_floats(&j.w), L = j.w.L;
+  for (int i = 0; i < 6; i++)
+    for (int jj = 0; jj < 6; jj++) j.off[6 * i + jj] = (4 * (i % 4) + jj % 4) * PQ + (i / 4) * TW1 + jj / 4;
   char *s = x->scratch;
   j.V = (float *)s, s += v_bytes(c, &j.w);
   j.M = (float *)s, s += m_bytes(c, &j.w);
   j.bad = (_Atomic unsigned char *)s, s += flag_bytes(&j.w);
-  j.rows = s, j.row_bytes = row_bytes(&j.w);
+  j.rows = s, j.row_bytes = row_bytes(c, &j.w);
   s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
   j.wraw = in[1].data;
   j.bias = in[2].data;
-  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * j.w.T),
-         mp = (size_t)(c->O * j.w.T);
+  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * L), mp = (size_t)(c->O * L);
   rlx_sgemm_args a[XI];
   for (int xi = 0; xi < XI; xi++)
-    a[xi] = (rlx_sgemm_args){.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
-                             .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
+    a[xi] = (rlx_sgemm_args){.M = c->O, .N = L, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+                             .B = j.V + xi * vp, .ldb = L, .C = j.M + xi * mp, .ldc = L};
   for (int64_t b = 0; b < c->N; b++) {
     j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
     j.y = (float *)out[0].data + b * c->O * c->OH * c->OW;
