@@ -582,9 +582,9 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
     j.bias = in[2].data;
     j.res = n->n_in > 3 && in[3].data ? (const float *)in[3].data + b * c->O * c->OH * c->OW : NULL;
     rlx_parallel_for(x->tp, c->C, wg_input_task, &j);
-    rlx_sgemm_args a[16]; /* one parallel region for the 16 products */
+    rlx_sgemm_args a[16]; /* one parallel region for the 16 products, on the panel width that pads T least */
     for (int xi = 0; xi < 16; xi++)
-      a[xi] = (rlx_sgemm_args){.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+      a[xi] = (rlx_sgemm_args){.isa = rlx_sgemm_isa_for(j.w.T), .M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
                                .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
     rlx_sgemm_ex_batch(x->tp, a, 16, s);
     rlx_parallel_for(x->tp, c->O, wg_output_task, &j);
@@ -710,9 +710,57 @@ static size_t wg4_scratch_for(const rlx_graph *g, const rlx_node *n, int threads
   return rlx_conv_wg4_scratch(&c, threads);
 }
 
-/* ---- which way a 3x3 stride-1 conv runs ---- */
+/* ---- which way a 3x3 stride-1 conv runs: a cost model ----
+ *
+ * Each way's time is estimated as the larger of its multiplications (the
+ * flops on the microkernel's padded tiles at the sgemm's rate) and its
+ * weight stream (at batch 1 a layer's weights come from memory: a network's
+ * weights do not fit the caches, and Winograd's are 16/9 or 36/9 times the
+ * direct ones), plus its passes over memory (the im2col packing; Winograd's
+ * transformed input V and products M) at a cost per element. The rates were
+ * measured on the 2-core machine of docs/perf.md (bench/bench_conv,
+ * bench/bandwidth); the choice depends only on their ratios. It picks
+ * F(4x4) on resnet's 56x56 and 28x28 layers, F(2x2) on 14x14 and 7x7. */
 
 typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
+
+#define COST_GFLOPS 95.0      /* the sgemm, one thread, on padded tiles */
+#define COST_GBS_1 12.9       /* memory read bandwidth, one thread */
+#define COST_GBS_2 17.0       /* two or more */
+#define COST_IM2COL_NS 0.25   /* per element packed (one thread) */
+#define COST_WG2_NS 0.6       /* per element of V and M (one thread) */
+#define COST_WG4_NS 0.45
+
+static int64_t round_up64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* ns for `count` products [M, N] x [N, K] on the panel width that pads N least, streaming wbytes of weights */
+static double product_ns(int64_t M, int64_t N, int64_t K, int64_t count, double wbytes, int threads) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_isa_for(N);
+  double t = threads > 1 ? threads * 0.95 : 1.0, gbs = threads > 1 ? COST_GBS_2 : COST_GBS_1;
+  double flops = 2.0 * (double)count * (double)round_up64(M, isa->mr) * (double)round_up64(N, isa->nr) * (double)K;
+  return RLX_MAX(flops / (COST_GFLOPS * t), wbytes / gbs);
+}
+
+static double way_ns(conv_way way, const conv_geo *c, int threads) {
+  double t = threads > 1 ? threads : 1, O = (double)c->O, C = (double)c->C;
+  wg_geo w2 = {0};
+  wg4_geo w4 = {0};
+  switch (way) {
+  case PICK_WG2:
+    wg_geo_of(c, &w2);
+    return product_ns(c->O, w2.T, c->C, 16 * c->N, 64 * O * C, threads) +
+           COST_WG2_NS * 16 * (double)(c->N * w2.T) * (O + C) / t;
+  case PICK_WG4:
+    rlx_conv_wg4_geo(c, &w4);
+    return product_ns(c->O, w4.L, c->C, 36 * c->N, 144 * O * C, threads) +
+           COST_WG4_NS * 36 * (double)(c->N * w4.L) * (O + C) / t;
+  case PICK_GEMM:
+    break;
+  }
+  int64_t K = 9 * c->C, N = c->OH * c->OW;
+  return product_ns(c->O, N, K, c->N, 36 * O * C, threads) +
+         COST_IM2COL_NS * (double)(K * N * c->N) * (double)((c->O + 191) / 192) / t;
+}
 
 static bool all_finite(const float *w, int64_t n) {
   for (int64_t i = 0; i < n; i++)
@@ -720,16 +768,35 @@ static bool all_finite(const float *w, int64_t n) {
   return true;
 }
 
-/* RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size where it computes the conv (to measure the choice). */
-static conv_way conv_pick(const conv_geo *c, const float *w) {
+/* The cheapest way for a 3x3 stride-1 conv; F(4x4) only with finite weights
+ * (conv_wg4.c). RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size
+ * (to measure the choice). */
+static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
   wg4_geo w4;
-  wg_geo w2;
   const char *force = getenv("RLX_WINOGRAD");
   if (force && !strcmp(force, "0")) return PICK_GEMM;
-  if (!rlx_conv_wg4_geo(c, &w4) || !all_finite(w, c->O * c->C * 9)) return wg_geo_of(c, &w2) && wg_worth(c, &w2) ? PICK_WG2 : PICK_GEMM;
-  if (force && !strcmp(force, "4")) return PICK_WG4;
   if (force && !strcmp(force, "2")) return PICK_WG2;
-  return wg_geo_of(c, &w2) && wg_worth(c, &w2) ? PICK_WG2 : PICK_GEMM;
+  bool wg4 = rlx_conv_wg4_geo(c, &w4) && all_finite(w, c->O * c->C * 9);
+  if (force && !strcmp(force, "4") && wg4) return PICK_WG4;
+  conv_way best = PICK_GEMM;
+  double ns = way_ns(PICK_GEMM, c, threads);
+  for (conv_way v = PICK_WG2; v <= PICK_WG4; v++) {
+    if (v == PICK_WG4 && !wg4) continue;
+    double t = way_ns(v, c, threads);
+    if (t < ns) best = v, ns = t;
+  }
+  return best;
+}
+
+/* Whether a dynamic conv's output image has one size at every binding (a symbolic batch only). */
+static bool spatial_fixed(const rlx_graph *sym, const rlx_node *n) {
+  const rlx_shape *ys = &sym->values[n->out[0]].shape;
+  for (int a = 0; a < n->p.conv.nd; a++) {
+    int64_t lo, hi;
+    rlx_dim_bounds(&sym->syms, ys->dims[ys->rank - n->p.conv.nd + a], &lo, &hi);
+    if (lo != hi) return false;
+  }
+  return true;
 }
 
 static rlx_status pack_oom(const rlx_node *n) {
@@ -754,8 +821,11 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD");
   bool wg_lo = wg_ok && wg_worth(&c, &wg), wg_hi = wg_lo; /* static: the one shape */
   if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
-  conv_way way = wg_ok && wg_lo == wg_hi ? conv_pick(&c, wv->data) : PICK_GEMM; /* one image size: the cost model */
-  if (wg_ok && wg_lo == wg_hi) wg_lo = wg_hi = way == PICK_WG2;
+  conv_way way = PICK_GEMM;
+  if (wg_ok && (!sym || spatial_fixed(sym, n))) { /* one image size: the cost model picks */
+    way = conv_pick(&c, wv->data, threads);
+    wg_lo = wg_hi = way == PICK_WG2;
+  }
   if (way == PICK_WG4) {
     if (!(k->packed = rlx_aligned_alloc(rlx_conv_wg4_packed_bytes(&c)))) return pack_oom(n);
     if (!rlx_conv_wg4_pack(&c, wv->data, k->packed)) return pack_oom(n);

@@ -327,9 +327,9 @@ rlx_status rlx_conv_wg4_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   j.wraw = in[1].data;
   j.bias = in[2].data;
   size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * L), mp = (size_t)(c->O * L);
-  rlx_sgemm_args a[XI];
+  rlx_sgemm_args a[XI]; /* on the panel width that pads L least (the packed U is for the active MR: the same) */
   for (int xi = 0; xi < XI; xi++)
-    a[xi] = (rlx_sgemm_args){.M = c->O, .N = L, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+    a[xi] = (rlx_sgemm_args){.isa = rlx_sgemm_isa_for(L), .M = c->O, .N = L, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
                              .B = j.V + xi * vp, .ldb = L, .C = j.M + xi * mp, .ldc = L};
   for (int64_t b = 0; b < c->N; b++) {
     j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
