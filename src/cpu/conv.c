@@ -768,15 +768,16 @@ static bool all_finite(const float *w, int64_t n) {
   return true;
 }
 
-/* The cheapest way for a 3x3 stride-1 conv; F(4x4) only with finite weights
- * (conv_wg4.c). RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size
- * (to measure the choice). */
+/* The cheapest way for a 3x3 stride-1 conv. Winograd only with finite
+ * weights: its weight transform would turn an Inf into NaN over whole tiles
+ * (0 * Inf). RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size (to
+ * measure the choice). */
 static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
   wg4_geo w4;
   const char *force = getenv("RLX_WINOGRAD");
-  if (force && !strcmp(force, "0")) return PICK_GEMM;
+  if ((force && !strcmp(force, "0")) || !all_finite(w, c->O * c->C * 9)) return PICK_GEMM;
   if (force && !strcmp(force, "2")) return PICK_WG2;
-  bool wg4 = rlx_conv_wg4_geo(c, &w4) && all_finite(w, c->O * c->C * 9);
+  bool wg4 = rlx_conv_wg4_geo(c, &w4);
   if (force && !strcmp(force, "4") && wg4) return PICK_WG4;
   conv_way best = PICK_GEMM;
   double ns = way_ns(PICK_GEMM, c, threads);
