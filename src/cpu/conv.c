@@ -11,6 +11,7 @@
  * cache. Depthwise convolutions (one channel per group) run directly.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,8 +463,9 @@ static size_t wg_row_bytes(const wg_geo *w) { return wg_align(sizeof(float) * (s
 typedef struct wg_job {
   conv_geo c;
   wg_geo w;
-  const float *x, *bias, *res; /* the batch element's input / residual */
+  const float *x, *wraw, *bias, *res; /* the batch element's input / residual */
   float *y, *V, *M;
+  _Atomic unsigned char *bad; /* [TH]: the tile row's patch holds a NaN or an Inf (computed directly) */
   const rlx_epilogue *ep;
   char *rows;
   size_t row_bytes;
@@ -492,6 +494,7 @@ RLX_VEC_CLONES static void wg_input_row(const wg_job *j, int64_t ch, int64_t ty,
       continue;
     }
     const float *row = j->x + (ch * c->H + iy) * c->W;
+    if (rlx_conv_nonfinite(row, c->W)) atomic_store_explicit(&j->bad[ty], 1, memory_order_relaxed);
     wg_split(ev[r], row, -c->pw, j->q0[0], j->q1[0], E);
     wg_split(od[r], row, 1 - c->pw, j->q0[1], j->q1[1], E);
   }
@@ -555,7 +558,10 @@ RLX_VEC_CLONES static void wg_output_row(const wg_job *j, int64_t o, int64_t ty,
 static void wg_output_task(void *ctx, int64_t o, int worker) {
   const wg_job *j = ctx;
   float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
-  for (int64_t ty = 0; ty < j->w.TH; ty++) wg_output_row(j, o, ty, buf);
+  for (int64_t ty = 0; ty < j->w.TH; ty++)
+    if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed))
+      rlx_conv3x3_direct_rows(&j->c, j->x, j->wraw, j->bias, j->res, j->ep, j->y, o, 2 * ty, 2 * ty + 2, buf);
+    else wg_output_row(j, o, ty, buf);
 }
 
 static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -572,6 +578,7 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   char *s = x->scratch;
   j.V = (float *)s, s += wg_v_bytes(c, &j.w);
   j.M = (float *)s, s += wg_m_bytes(c, &j.w);
+  j.bad = (_Atomic unsigned char *)s, s += wg_align((size_t)j.w.TH);
   j.rows = s, j.row_bytes = wg_row_bytes(&j.w);
   s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
   size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * j.w.T),
@@ -579,8 +586,9 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   for (int64_t b = 0; b < c->N; b++) {
     j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
     j.y = (float *)out[0].data + b * c->O * c->OH * c->OW;
-    j.bias = in[2].data;
+    j.wraw = in[1].data, j.bias = in[2].data;
     j.res = n->n_in > 3 && in[3].data ? (const float *)in[3].data + b * c->O * c->OH * c->OW : NULL;
+    for (int64_t ty = 0; ty < j.w.TH; ty++) atomic_store_explicit(&j.bad[ty], 0, memory_order_relaxed);
     rlx_parallel_for(x->tp, c->C, wg_input_task, &j);
     rlx_sgemm_args a[16]; /* one parallel region for the 16 products, on the panel width that pads T least */
     for (int xi = 0; xi < 16; xi++)
@@ -633,7 +641,8 @@ static size_t wg_scratch_for(const rlx_graph *g, const rlx_node *n, int threads)
   wg_geo wg;
   if (!node_geo(g, n, &c) || !wg_geo_of(&c, &wg)) return SIZE_MAX;
   int t = threads > 0 ? threads : 1;
-  return wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_row_bytes(&wg) * (size_t)t + rlx_sgemm_scratch(t);
+  return wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_align((size_t)wg.TH) + wg_row_bytes(&wg) * (size_t)t +
+         rlx_sgemm_scratch(t);
 }
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
@@ -819,7 +828,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     return RLX_OK;
   }
   wg_geo wg;
-  bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD");
+  bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD") && all_finite(wv->data, c.O * c.C * 9);
   bool wg_lo = wg_ok && wg_worth(&c, &wg), wg_hi = wg_lo; /* static: the one shape */
   if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
   conv_way way = PICK_GEMM;

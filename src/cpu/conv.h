@@ -16,6 +16,19 @@ typedef struct conv_geo {
 /* The geometry of a conv node at the shapes of its views, or false. */
 bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_tensor_view *out, conv_geo *c);
 
+/* ---- shared by the Winograd kernels (conv_wg4.c) ---- */
+
+/* Nonzero if x[0, n) holds a NaN or an Inf. */
+unsigned rlx_conv_nonfinite(const float *x, int64_t n);
+
+/* Output rows [oy0, oy1) of channel o of a 3x3 stride-1 conv computed
+ * directly in float from the raw weights w [O, C, 3, 3] (x: one image;
+ * bias, res: or NULL; acc: OW floats), then bias, residual, activation: the
+ * Winograd kernels' way for tiles whose patch holds a NaN or an Inf, where
+ * the transforms would spread it over the whole tile. */
+void rlx_conv3x3_direct_rows(const conv_geo *c, const float *x, const float *w, const float *bias, const float *res,
+                             const rlx_epilogue *ep, float *y, int64_t o, int64_t oy0, int64_t oy1, float *acc);
+
 /* ---- Winograd F(4x4, 3x3) (conv_wg4.c) ---- */
 
 /* Tile rows and columns (4x4 outputs each) and tiles of one image; the

@@ -151,8 +151,8 @@ static inline void at4(float s0, float s1, float s2, float s3, float s4, float s
   *y3 = m + 8.0f * s3 - 0.125f * s4 + s5;
 }
 
-/* Nonzero if x[0, n) holds a NaN or an Inf (exponent all ones). */
-RLX_VEC_CLONES static unsigned nonfinite(const float *restrict x, int64_t n) {
+/* exponent all ones */
+RLX_VEC_CLONES unsigned rlx_conv_nonfinite(const float *restrict x, int64_t n) {
   unsigned nf = 0;
   for (int64_t i = 0; i < n; i++) {
     uint32_t u;
@@ -188,7 +188,7 @@ static void phase_planes(const wg4_job *j, int64_t ch, float *Q, float *line) {
       const float *row = j->x + (ch * c->H + iy) * c->W;
       memcpy(line + lo, row, sizeof(float) * (size_t)n);
       deinterleave4(line, dst, dst + PQ, dst + 2 * PQ, dst + 3 * PQ, TW1);
-      if (nonfinite(row, c->W)) /* padded row 4r + a is row 4 (r - ty) + a of tile row ty's patches */
+      if (rlx_conv_nonfinite(row, c->W)) /* padded row 4r + a is row 4 (r - ty) + a of tile row ty's patches */
         for (int64_t ty = RLX_MAX(0, r - 1); ty <= RLX_MIN(j->w.TH - 1, r); ty++)
           if (4 * (r - ty) + a < 6) atomic_store_explicit(&j->bad[ty], 1, memory_order_relaxed);
     }
@@ -210,7 +210,9 @@ RLX_VEC_CLONES static void input_block(const float *restrict Q, const int64_t *o
     for (int k = 0; k < FB; k++)
       bt6(t[i][0][k], t[i][1][k], t[i][2][k], t[i][3][k], t[i][4][k], t[i][5][k], &v[0][k], &v[1][k], &v[2][k],
           &v[3][k], &v[4][k], &v[5][k]);
-    for (int jj = 0; jj < 6; jj++) memcpy(V + (size_t)(6 * i + jj) * vs + f0, v[jj], sizeof(float) * (size_t)n);
+    for (int jj = 0; jj < 6; jj++) /* a whole block's copy has a constant size: inlined as vector moves */
+      if (n == FB) memcpy(V + (size_t)(6 * i + jj) * vs + f0, v[jj], sizeof v[jj]);
+      else memcpy(V + (size_t)(6 * i + jj) * vs + f0, v[jj], sizeof(float) * (size_t)n);
   }
 }
 
@@ -241,7 +243,9 @@ RLX_VEC_CLONES static void output_block(const float *restrict M, size_t ms, int6
     for (int k = 0; k < FB; k++)
       at4(s[a][0][k], s[a][1][k], s[a][2][k], s[a][3][k], s[a][4][k], s[a][5][k], &y[0][k], &y[1][k], &y[2][k],
           &y[3][k]);
-    for (int b = 0; b < 4; b++) memcpy(P + (size_t)(4 * a + b) * ps + f0, y[b], sizeof(float) * (size_t)n);
+    for (int b = 0; b < 4; b++)
+      if (n == FB) memcpy(P + (size_t)(4 * a + b) * ps + f0, y[b], sizeof y[b]);
+      else memcpy(P + (size_t)(4 * a + b) * ps + f0, y[b], sizeof(float) * (size_t)n);
   }
 }
 
@@ -262,24 +266,23 @@ RLX_VEC_CLONES static void interleave4(float *restrict row, const float *restric
     row[4 * q] = p0[q], row[4 * q + 1] = p1[q], row[4 * q + 2] = p2[q], row[4 * q + 3] = p3[q];
 }
 
-/* Output rows [4ty, 4ty + 4) of channel o computed directly (a patch held a NaN or an Inf). */
-static void direct_rows(const wg4_job *j, int64_t o, int64_t ty, float *acc) {
-  const conv_geo *c = &j->c;
-  for (int64_t oy = 4 * ty; oy < RLX_MIN(4 * ty + 4, c->OH); oy++) {
+void rlx_conv3x3_direct_rows(const conv_geo *c, const float *x, const float *w, const float *bias, const float *res,
+                             const rlx_epilogue *ep, float *y, int64_t o, int64_t oy0, int64_t oy1, float *acc) {
+  for (int64_t oy = oy0; oy < RLX_MIN(oy1, c->OH); oy++) {
     for (int64_t ox = 0; ox < c->OW; ox++) acc[ox] = 0.0f;
     for (int64_t ch = 0; ch < c->C; ch++)
       for (int64_t ki = 0; ki < 3; ki++) {
         int64_t iy = oy + ki - c->ph;
         if (iy < 0 || iy >= c->H) continue;
-        const float *row = j->x + (ch * c->H + iy) * c->W, *w = j->wraw + ((o * c->C + ch) * 3 + ki) * 3;
+        const float *row = x + (ch * c->H + iy) * c->W, *wr = w + ((o * c->C + ch) * 3 + ki) * 3;
         for (int64_t ox = 0; ox < c->OW; ox++)
           for (int64_t kj = 0; kj < 3; kj++) {
             int64_t ix = ox + kj - c->pw;
-            if (ix >= 0 && ix < c->W) acc[ox] += w[kj] * row[ix];
+            if (ix >= 0 && ix < c->W) acc[ox] += wr[kj] * row[ix];
           }
       }
-    const float *rr = j->res ? j->res + (o * c->OH + oy) * c->OW : NULL;
-    store_row(j->y + (o * c->OH + oy) * c->OW, acc, rr, j->bias ? j->bias[o] : 0.0f, j->ep, c->OW);
+    store_row(y + (o * c->OH + oy) * c->OW, acc, res ? res + (o * c->OH + oy) * c->OW : NULL, bias ? bias[o] : 0.0f,
+              ep, c->OW);
   }
 }
 
@@ -297,7 +300,7 @@ static void output_task(void *ctx, int64_t o, int worker) {
   float b = j->bias ? j->bias[o] : 0.0f;
   for (int64_t ty = 0; ty < j->w.TH; ty++) {
     if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed)) {
-      direct_rows(j, o, ty, row);
+      rlx_conv3x3_direct_rows(c, j->x, j->wraw, j->bias, j->res, j->ep, j->y, o, 4 * ty, 4 * ty + 4, row);
       continue;
     }
     for (int a = 0; a < 4 && 4 * ty + a < c->OH; a++) {

@@ -161,7 +161,8 @@ TEST(wg4_edges) {
   for (size_t i = 0; i < RLX_COUNTOF(cases); i++) each_threads(&cases[i], TOL4);
 }
 
-/* NaN and Inf in the input land where the reference puts them (the tile rows they reach are computed directly). */
+/* NaN and Inf in the input land where the reference puts them (the tile rows they reach are computed
+ * directly), with either tile size. */
 TEST(wg4_nonfinite) {
   const conv_case cases[] = {
       {"NaN/Inf, 17x15", 1, 8, 17, 15, 6, 1, true, false, 0, 97, false, "4", WG4},
@@ -169,6 +170,11 @@ TEST(wg4_nonfinite) {
       {"NaN/Inf, 1x1 image", 1, 4, 1, 1, 3, 1, true, false, 0, 2, false, "4", WG4},
   };
   for (size_t i = 0; i < RLX_COUNTOF(cases); i++) each_threads(&cases[i], TOL4);
+  const conv_case cases2[] = {
+      {"F(2x2) NaN/Inf, 17x15", 1, 8, 17, 15, 6, 1, true, false, 0, 97, false, "2", WG2},
+      {"F(2x2) NaN/Inf, batch 2, residual+relu", 2, 5, 12, 9, 4, 2, true, true, 1, 211, false, "2", WG2},
+  };
+  for (size_t i = 0; i < RLX_COUNTOF(cases2); i++) each_threads(&cases2[i], TOL2);
   /* an Inf weight: neither Winograd (its transform would spread it over whole tiles) */
   conv_case inf_w = {"Inf weight", 1, 8, 16, 16, 8, 1, true, false, 0, 0, true, "4", "f32_conv_implicit_sgemm"};
   each_threads(&inf_w, TOL4);
