@@ -729,7 +729,8 @@ static size_t wg4_scratch_for(const rlx_graph *g, const rlx_node *n, int threads
  * transformed input V and products M) at a cost per element. The rates were
  * measured on the 2-core machine of docs/perf.md (bench/bench_conv,
  * bench/bandwidth); the choice depends only on their ratios. It picks
- * F(4x4) on resnet's 56x56 and 28x28 layers, F(2x2) on 14x14 and 7x7. */
+ * F(4x4) on resnet's 56x56, 28x28 and 14x14 layers, F(2x2) on 7x7 (where
+ * F(4x4)'s weights, 4x the direct ones, take longer to read than to use). */
 
 typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
 
@@ -761,7 +762,7 @@ static double way_ns(conv_way way, const conv_geo *c, int threads) {
            COST_WG2_NS * 16 * (double)(c->N * w2.T) * (O + C) / t;
   case PICK_WG4:
     rlx_conv_wg4_geo(c, &w4);
-    return product_ns(c->O, w4.L, c->C, 36 * c->N, 144 * O * C, threads) +
+    return product_ns(c->O, w4.N, c->C, 36 * c->N, 144 * O * C, threads) +
            COST_WG4_NS * 36 * (double)(c->N * w4.L) * (O + C) / t;
   case PICK_GEMM:
     break;

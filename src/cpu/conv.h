@@ -31,11 +31,15 @@ void rlx_conv3x3_direct_rows(const conv_geo *c, const float *x, const float *w, 
 
 /* ---- Winograd F(4x4, 3x3) (conv_wg4.c) ---- */
 
-/* Tile rows and columns (4x4 outputs each) and tiles of one image; the
- * GEMMs' columns (the tiles numbered ty * (TW + 1) + tx: one junk tile per
- * tile row but the last). */
+/* Tile rows and columns (4x4 outputs each) and tiles of one image. V holds
+ * the tiles numbered ty * (TW + 1) + tx, L of them (a junk tile closes each
+ * tile row but the last); the GEMMs multiply N columns: all L (S = TW + 1,
+ * the junk rides along), or only the T real tiles (S = TW, `compact`: their
+ * B panels are packed skipping the junk) where that pads fewer columns to
+ * the microkernel's panel width. In M, tile (ty, tx) is column ty * S + tx. */
 typedef struct wg4_geo {
-  int64_t TH, TW, T, L;
+  int64_t TH, TW, T, L, N, S;
+  bool compact;
 } wg4_geo;
 
 /* Whether F(4x4, 3x3) computes this conv: 3x3, stride 1, dilation 1, groups 1. */

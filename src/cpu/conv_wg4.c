@@ -36,8 +36,10 @@
  * (TW + 1) + tx: 36 unit-stride streams at constant offsets. The transform
  * runs over f in blocks of 16 (rows of B^T d, then columns) and writes
  * V[xi][ch][f]. The tiles are numbered f, so the column tx = TW of each
- * tile row is a junk tile that the GEMMs multiply and the output transform
- * drops: N = L = (TH - 1) * (TW + 1) + TW columns, a few more than T. The
+ * tile row is a junk tile: L = (TH - 1) * (TW + 1) + TW columns, a few more
+ * than T. The GEMMs multiply the junk along where that costs no padding
+ * (56x56 and 28x28 images), or skip it (`compact`: their B panels are
+ * packed from the real tiles only; a 14x14 image has 16 tiles, L = 19). The
  * output transform is the same in reverse, into 16 output phase planes
  * that are interleaved into the output rows, where bias, residual and
  * activation are applied.
@@ -63,8 +65,11 @@
 
 bool rlx_conv_wg4_geo(const conv_geo *c, wg4_geo *w) {
   if (c->G != 1 || c->kh != 3 || c->kw != 3 || c->sh != 1 || c->sw != 1 || c->dh != 1 || c->dw != 1) return false;
-  *w = (wg4_geo){(c->OH + 3) / 4, (c->OW + 3) / 4, 0, 0};
+  *w = (wg4_geo){.TH = (c->OH + 3) / 4, .TW = (c->OW + 3) / 4};
   w->T = w->TH * w->TW, w->L = (w->TH - 1) * (w->TW + 1) + w->TW;
+  const rlx_sgemm_isa *it = rlx_sgemm_isa_for(w->T), *il = rlx_sgemm_isa_for(w->L);
+  w->compact = (w->T + it->nr - 1) / it->nr * it->nr < (w->L + il->nr - 1) / il->nr * il->nr;
+  w->N = w->compact ? w->T : w->L, w->S = w->compact ? w->TW : w->TW + 1;
   return true;
 }
 
@@ -72,12 +77,12 @@ bool rlx_conv_wg4_geo(const conv_geo *c, wg4_geo *w) {
 
 static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 static size_t v_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->C * w->L)); }
-static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->L)); }
+static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->N)); }
 static size_t flag_bytes(const wg4_geo *w) { return align64((size_t)w->TH); }
 static int64_t plane_floats(const wg4_geo *w) { return (w->TH + 1) * (w->TW + 1); }
 /* per worker: the 16 input phase planes and a padded input row, or the 16 output phase planes and one output row */
 static size_t row_bytes(const conv_geo *c, const wg4_geo *w) {
-  size_t in = (size_t)(16 * plane_floats(w) + FB + 4 * (w->TW + 1)), out = (size_t)(16 * (w->L + FB) + 4 * w->TW + 16);
+  size_t in = (size_t)(16 * plane_floats(w) + FB + 4 * (w->TW + 1)), out = (size_t)(16 * (w->N + FB) + 4 * w->TW + 16);
   (void)c;
   return align64(sizeof(float) * (in > out ? in : out));
 }
@@ -290,13 +295,13 @@ void rlx_conv3x3_direct_rows(const conv_geo *c, const float *x, const float *w, 
 static void output_task(void *ctx, int64_t o, int worker) {
   const wg4_job *j = ctx;
   const conv_geo *c = &j->c;
-  int64_t L = j->w.L, TW1 = j->w.TW + 1;
-  float *P = (float *)(j->rows + j->row_bytes * (size_t)worker), *row = P + 16 * (L + FB);
-  size_t ms = (size_t)(c->O * L), ps = (size_t)(L + FB);
-  const float *M = j->M + o * L;
+  int64_t N = j->w.N;
+  float *P = (float *)(j->rows + j->row_bytes * (size_t)worker), *row = P + 16 * (N + FB);
+  size_t ms = (size_t)(c->O * N), ps = (size_t)(N + FB);
+  const float *M = j->M + o * N;
   int64_t f = 0;
-  for (; f + FB <= L; f += FB) output_block(M, ms, f, FB, P, ps);
-  if (f < L) output_block(M, ms, f, (int)(L - f), P, ps);
+  for (; f + FB <= N; f += FB) output_block(M, ms, f, FB, P, ps);
+  if (f < N) output_block(M, ms, f, (int)(N - f), P, ps);
   float b = j->bias ? j->bias[o] : 0.0f;
   for (int64_t ty = 0; ty < j->w.TH; ty++) {
     if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed)) {
@@ -304,12 +309,35 @@ static void output_task(void *ctx, int64_t o, int worker) {
       continue;
     }
     for (int a = 0; a < 4 && 4 * ty + a < c->OH; a++) {
-      int64_t oy = 4 * ty, f0 = ty * TW1;
+      int64_t oy = 4 * ty, f0 = ty * j->w.S;
       const float *pa = P + (size_t)(4 * a) * ps + f0;
       interleave4(row, pa, pa + ps, pa + 2 * ps, pa + 3 * ps, j->w.TW);
       const float *rr = j->res ? j->res + (o * c->OH + oy + a) * c->OW : NULL;
       store_row(j->y + (o * c->OH + oy + a) * c->OW, row, rr, b, j->ep, c->OW);
     }
+  }
+}
+
+/* The B packer of a compact product: panel columns [j0, j0 + cols) are real tiles, read from V[xi] [C, L]
+ * (tile t at t + t / TW) as one run per tile row they touch. */
+typedef struct compact_src {
+  const float *v;
+  int64_t L, TW;
+} compact_src;
+
+static void pack_compact(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+  const compact_src *p = ctx;
+  int64_t at[64], from[64], len[64], nseg = 0; /* cols <= nr <= 32: at most 33 runs */
+  for (int64_t t = j0; t < j0 + cols && nseg < 64; nseg++) {
+    int64_t tx = t % p->TW, n = RLX_MIN(p->TW - tx, j0 + cols - t);
+    at[nseg] = t - j0, from[nseg] = t + t / p->TW, len[nseg] = n;
+    t += n;
+  }
+  for (int64_t k = 0; k < kc; k++, dst += nr) {
+    const float *row = p->v + (k0 + k) * p->L;
+    for (int64_t q = 0; q < nseg; q++)
+      for (int64_t e = 0; e < len[q]; e++) dst[at[q] + e] = row[from[q] + e];
+    for (int64_t e = cols; e < nr; e++) dst[e] = 0.0f;
   }
 }
 
@@ -329,11 +357,17 @@ rlx_status rlx_conv_wg4_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
   j.wraw = in[1].data;
   j.bias = in[2].data;
-  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * L), mp = (size_t)(c->O * L);
-  rlx_sgemm_args a[XI]; /* on the panel width that pads L least (the packed U is for the active MR: the same) */
-  for (int xi = 0; xi < XI; xi++)
-    a[xi] = (rlx_sgemm_args){.isa = rlx_sgemm_isa_for(L), .M = c->O, .N = L, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
-                             .B = j.V + xi * vp, .ldb = L, .C = j.M + xi * mp, .ldc = L};
+  int64_t N = j.w.N;
+  size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * L), mp = (size_t)(c->O * N);
+  rlx_sgemm_args a[XI]; /* on the panel width that pads N least (the packed U is for the active MR: the same) */
+  compact_src cs[XI];
+  for (int xi = 0; xi < XI; xi++) {
+    a[xi] = (rlx_sgemm_args){.isa = rlx_sgemm_isa_for(N), .M = c->O, .N = N, .K = c->C,
+                             .a_packed = (const float *)x->packed + xi * ua, .B = j.V + xi * vp, .ldb = L,
+                             .C = j.M + xi * mp, .ldc = N};
+    cs[xi] = (compact_src){j.V + xi * vp, L, j.w.TW};
+    if (j.w.compact) a[xi].B = NULL, a[xi].pack_b = pack_compact, a[xi].pack_ctx = &cs[xi];
+  }
   for (int64_t b = 0; b < c->N; b++) {
     j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
     j.y = (float *)out[0].data + b * c->O * c->OH * c->OW;
