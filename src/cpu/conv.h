@@ -35,8 +35,9 @@ void rlx_conv3x3_direct_rows(const conv_geo *c, const float *x, const float *w, 
  * the tiles numbered ty * (TW + 1) + tx, L of them (a junk tile closes each
  * tile row but the last); the GEMMs multiply N columns: all L (S = TW + 1,
  * the junk rides along), or only the T real tiles (S = TW, `compact`: their
- * B panels are packed skipping the junk) where that pads fewer columns to
- * the microkernel's panel width. In M, tile (ty, tx) is column ty * S + tx. */
+ * B panels are packed skipping the junk) where that pads an eighth fewer
+ * columns to the microkernel's panel width or better. In M, tile (ty, tx) is
+ * column ty * S + tx. */
 typedef struct wg4_geo {
   int64_t TH, TW, T, L, N, S;
   bool compact;

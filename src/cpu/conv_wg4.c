@@ -37,9 +37,10 @@
  * runs over f in blocks of 16 (rows of B^T d, then columns) and writes
  * V[xi][ch][f]. The tiles are numbered f, so the column tx = TW of each
  * tile row is a junk tile: L = (TH - 1) * (TW + 1) + TW columns, a few more
- * than T. The GEMMs multiply the junk along where that costs no padding
- * (56x56 and 28x28 images), or skip it (`compact`: their B panels are
- * packed from the real tiles only; a 14x14 image has 16 tiles, L = 19). The
+ * than T. The GEMMs multiply the junk along (56x56 and 28x28 images), or
+ * skip it where that saves an eighth of the padded columns or more
+ * (`compact`: their B panels are packed from the real tiles only; a 14x14
+ * image has 16 tiles, L = 19). The
  * output transform is the same in reverse, into 16 output phase planes
  * that are interleaved into the output rows, where bias, residual and
  * activation are applied.
@@ -68,7 +69,10 @@ bool rlx_conv_wg4_geo(const conv_geo *c, wg4_geo *w) {
   *w = (wg4_geo){.TH = (c->OH + 3) / 4, .TW = (c->OW + 3) / 4};
   w->T = w->TH * w->TW, w->L = (w->TH - 1) * (w->TW + 1) + w->TW;
   const rlx_sgemm_isa *it = rlx_sgemm_isa_for(w->T), *il = rlx_sgemm_isa_for(w->L);
-  w->compact = (w->T + it->nr - 1) / it->nr * it->nr < (w->L + il->nr - 1) / il->nr * il->nr;
+  /* compact where it saves an eighth of the columns or more: its B packer copies short runs, slower than the
+   * plain packer's whole panel rows (56x56: 208 columns against 224 is not worth it) */
+  int64_t nt = (w->T + it->nr - 1) / it->nr * it->nr, nl = (w->L + il->nr - 1) / il->nr * il->nr;
+  w->compact = 8 * nt <= 7 * nl;
   w->N = w->compact ? w->T : w->L, w->S = w->compact ? w->TW : w->TW + 1;
   return true;
 }
@@ -325,7 +329,7 @@ typedef struct compact_src {
   int64_t L, TW;
 } compact_src;
 
-static void pack_compact(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+RLX_VEC_CLONES static void pack_compact(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
   const compact_src *p = ctx;
   int64_t at[64], from[64], len[64], nseg = 0; /* cols <= nr <= 32: at most 33 runs */
   for (int64_t t = j0; t < j0 + cols && nseg < 64; nseg++) {
