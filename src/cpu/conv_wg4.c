@@ -40,17 +40,17 @@
  * than T. The GEMMs multiply the junk along (56x56 and 28x28 images), or
  * skip it where that saves an eighth of the padded columns or more
  * (`compact`: their B panels are packed from the real tiles only; a 14x14
- * image has 16 tiles, L = 19). The
- * output transform is the same in reverse, into 16 output phase planes
- * that are interleaved into the output rows, where bias, residual and
- * activation are applied.
+ * image has 16 tiles, L = 19). The output transform is the same in
+ * reverse, into 16 output phase planes that are interleaved into the
+ * output rows, where bias, residual and activation are applied.
  *
  * NaN and Inf: in a tile, one non-finite input reaches all 16 outputs
  * through the transforms (Inf - Inf), where the reference conv makes it
- * reach only the windows that contain it. The split of the input rows notes
- * every tile row whose patch holds a non-finite value, and those output rows
- * are computed directly from the raw weights instead (slow, exact in where
- * NaN and Inf land). Non-finite weights are the chooser's to refuse (conv.c).
+ * reach only the windows that contain it. The copy into the phase planes
+ * notes every tile row whose patch holds a non-finite value, and those
+ * output rows are computed directly from the raw weights instead (slow,
+ * exact in where NaN and Inf land). Non-finite weights are the chooser's to
+ * refuse (conv.c).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -81,13 +81,13 @@ bool rlx_conv_wg4_geo(const conv_geo *c, wg4_geo *w) {
 
 static size_t align64(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 static size_t v_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->C * w->L)); }
-static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->N)); }
+/* M has FB floats of slack: the output transform's last block reads (and drops) up to FB - 1 past its end */
+static size_t m_bytes(const conv_geo *c, const wg4_geo *w) { return align64(sizeof(float) * (size_t)(XI * c->O * w->N + FB)); }
 static size_t flag_bytes(const wg4_geo *w) { return align64((size_t)w->TH); }
 static int64_t plane_floats(const wg4_geo *w) { return (w->TH + 1) * (w->TW + 1); }
 /* per worker: the 16 input phase planes and a padded input row, or the 16 output phase planes and one output row */
-static size_t row_bytes(const conv_geo *c, const wg4_geo *w) {
+static size_t row_bytes(const wg4_geo *w) {
   size_t in = (size_t)(16 * plane_floats(w) + FB + 4 * (w->TW + 1)), out = (size_t)(16 * (w->N + FB) + 4 * w->TW + 16);
-  (void)c;
   return align64(sizeof(float) * (in > out ? in : out));
 }
 
@@ -95,7 +95,7 @@ size_t rlx_conv_wg4_scratch(const conv_geo *c, int threads) {
   wg4_geo w;
   if (!rlx_conv_wg4_geo(c, &w)) return SIZE_MAX;
   int t = threads > 0 ? threads : 1;
-  return v_bytes(c, &w) + m_bytes(c, &w) + flag_bytes(&w) + row_bytes(c, &w) * (size_t)t + rlx_sgemm_scratch(t);
+  return v_bytes(c, &w) + m_bytes(c, &w) + flag_bytes(&w) + row_bytes(&w) * (size_t)t + rlx_sgemm_scratch(t);
 }
 
 size_t rlx_conv_wg4_packed_bytes(const conv_geo *c) { return XI * rlx_sgemm_packed_a_size(c->O, c->C); }
@@ -184,6 +184,7 @@ static void phase_planes(const wg4_job *j, int64_t ch, float *Q, float *line) {
   const conv_geo *c = &j->c;
   int64_t TW1 = j->w.TW + 1, PQ = plane_floats(&j->w), LW = 4 * TW1;
   int64_t lo = RLX_MIN(c->pw, LW), n = RLX_MAX(0, RLX_MIN(c->W, LW - lo)); /* the image's columns in the line */
+  memset(Q + 16 * PQ, 0, sizeof(float) * FB); /* the slack the last transform block reads (and drops) */
   for (int64_t i = 0; i < lo; i++) line[i] = 0.0f;
   for (int64_t i = lo + n; i < LW; i++) line[i] = 0.0f;
   for (int64_t r = 0; r <= j->w.TH; r++)
@@ -357,7 +358,7 @@ rlx_status rlx_conv_wg4_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   j.V = (float *)s, s += v_bytes(c, &j.w);
   j.M = (float *)s, s += m_bytes(c, &j.w);
   j.bad = (_Atomic unsigned char *)s, s += flag_bytes(&j.w);
-  j.rows = s, j.row_bytes = row_bytes(c, &j.w);
+  j.rows = s, j.row_bytes = row_bytes(&j.w);
   s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
   j.wraw = in[1].data;
   j.bias = in[2].data;
