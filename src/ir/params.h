@@ -160,15 +160,23 @@ typedef struct rlx_arg_reduce_params {
   bool keepdim;
 } rlx_arg_reduce_params;
 
+/* What fuse_softmax folds in front of a softmax over the last axis:
+ * softmax(x op scale + mask), each step rounded to the dtype as the binary
+ * nodes it replaces were; the mask (additive, broadcast to x) is input 1. */
+typedef enum rlx_softmax_pre { RLX_SOFTMAX_PRE_NONE, RLX_SOFTMAX_PRE_MUL, RLX_SOFTMAX_PRE_DIV } rlx_softmax_pre;
+
 typedef struct rlx_softmax_params {
   int axis;
   bool log;
+  rlx_softmax_pre pre; /* x * scale or x / scale first */
+  double scale;        /* the scalar constant, as its dtype holds it */
 } rlx_softmax_params;
 
 typedef struct rlx_norm_params {
   int n_axes;     /* layer/rms norm: trailing axes normalized */
   int64_t groups; /* group norm */
   double eps;
+  rlx_epilogue ep; /* an activation after the affine part (fuse_epilogue); norms take no residual */
 } rlx_norm_params;
 
 typedef struct rlx_attention_params {

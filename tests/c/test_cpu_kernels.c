@@ -447,6 +447,46 @@ TEST(attention) {
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), bm});
   each_threads("attention float mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), F32(3, 9, 11)});
+  /* rows longer than the 16 lanes of the vectorized softmax, with a tail */
+  spec bm37 = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {1, 1, 20, 37}}, false, false, false, NULL};
+  each_threads("attention long bool mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), bm37});
+  each_threads("attention long float mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), F32(20, 37)});
+  each_threads("attention mask broadcast over keys", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), F32(1, 2, 20, 1)});
+  spec qs = F32(1, 2, 20, 16);
+  qs.specials = true;
+  each_threads("attention long specials", RLX_OP_ATTENTION, &m, 3, (spec[]){qs, F32(1, 2, 37, 16), F32(1, 2, 37, 8)});
+  p.attention.scale = 0;
+  each_threads("attention long causal", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 40, 16), F32(1, 2, 40, 16), F32(1, 2, 40, 8)});
+}
+
+/* the lane reductions of vmath.h, against plain loops */
+TEST(vmath_reductions) {
+  float x[40];
+  for (int i = 0; i < 40; i++) x[i] = (float)((i * 7) % 13) - 6.0f;
+  CHECK(vmax_f32(x, 40) == 6.0f);
+  CHECK(vmax_f32(x, 0) == -INFINITY);
+  CHECK(vmax_f32(x, 3) == 1.0f); /* -6, 1, -5: no full lane */
+  int pos[] = {0, 5, 15, 16, 31, 33, 39};
+  for (size_t p = 0; p < sizeof pos / sizeof pos[0]; p++) {
+    float y[40];
+    memcpy(y, x, sizeof y);
+    y[pos[p]] = NAN;
+    CHECK(isnan(vmax_f32(y, 40)));
+    y[pos[p]] = INFINITY;
+    CHECK(vmax_f32(y, 40) == INFINITY);
+  }
+  float ninf[33];
+  for (int i = 0; i < 33; i++) ninf[i] = -INFINITY;
+  CHECK(vmax_f32(ninf, 33) == -INFINITY);
+  double s = 0, q = 0;
+  for (int i = 0; i < 40; i++) s += x[i], q += ((double)x[i] - 0.5) * ((double)x[i] - 0.5);
+  CHECK_NEAR(vsum_f32(x, 40), s, 1e-9);
+  CHECK_NEAR(vsum_f32(x, 7), -6.0 + 1 - 5 + 2 - 4 + 3 - 3, 1e-9);
+  CHECK_NEAR(vsumsq_dev_f32(x, 40, 0.5f), q, 1e-6);
+  CHECK(vsum_f32(x, 0) == 0.0);
 }
 
 TEST(rows) {
@@ -454,9 +494,18 @@ TEST(rows) {
   each_threads("softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 1000)});
   s.softmax.log = true;
   each_threads("log_softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 17)});
+  spec sx = F32(3, 4, 40);
+  sx.specials = true;
+  each_threads("log_softmax specials", RLX_OP_SOFTMAX, &s, 1, (spec[]){sx});
+  s.softmax.log = false;
+  each_threads("softmax specials", RLX_OP_SOFTMAX, &s, 1, (spec[]){sx});
   rlx_params ln = {.norm = {.n_axes = 2, .eps = 1e-5}};
   each_threads("layer_norm", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), W32(6, 33), W32(6, 33)});
   each_threads("layer_norm no affine", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), NONE, NONE});
+  spec lx = F32(5, 100);
+  lx.specials = true;
+  rlx_params ln1 = {.norm = {.n_axes = 1, .eps = 1e-5}};
+  each_threads("layer_norm specials", RLX_OP_LAYER_NORM, &ln1, 3, (spec[]){lx, W32(100), W32(100)});
   rlx_params rms = {.norm = {.n_axes = 1, .eps = 1e-6}};
   each_threads("rms_norm", RLX_OP_RMS_NORM, &rms, 2, (spec[]){F32(9, 64), W32(64)});
   rlx_params gn = {.norm = {.groups = 8, .eps = 1e-5}};
@@ -642,4 +691,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(vmath_reductions, index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
