@@ -769,7 +769,7 @@ static double way_ns(conv_way way, const conv_geo *c, int threads) {
   }
   int64_t K = 9 * c->C, N = c->OH * c->OW;
   return product_ns(c->O, N, K, c->N, 36 * O * C, threads) +
-         COST_IM2COL_NS * (double)(K * N * c->N) * (double)((c->O + 191) / 192) / t;
+         COST_IM2COL_NS * (double)(K * N * c->N) * (double)((c->O + 383) / 384) / t; /* once per A row block */
 }
 
 static bool all_finite(const float *w, int64_t n) {
