@@ -236,9 +236,20 @@ typedef struct rlx_arange_params {
   int64_t istart, istep; /* exact values for integer dtypes */
 } rlx_arange_params;
 
+/* Which of torch's CPU algorithms a sort node runs: they differ only in
+ * where equal elements (ties, NaNs) land, which the indices show. */
+typedef enum rlx_sort_algo {
+  RLX_SORT_STABLE, /* ties keep input order: sort/argsort with stable=True */
+  RLX_SORT_TORCH,  /* torch's sort kernel with stable=False (std::sort; radix for big 1-D ints) */
+  RLX_SORT_TOPK,   /* torch's topk: the row's first k positions hold its top k */
+} rlx_sort_algo;
+
 typedef struct rlx_sort_params {
   int axis;
-  bool descending; /* NaN sorts as the largest value, as in torch; ties keep input order */
+  bool descending;    /* NaN sorts as the largest value, as in torch */
+  rlx_sort_algo algo;
+  bool topk_sorted;   /* RLX_SORT_TOPK: topk(sorted=True) */
+  int64_t topk_k;     /* RLX_SORT_TOPK: k, 0 <= k <= the axis's size (checked at run time) */
 } rlx_sort_params;
 
 typedef enum rlx_scatter_reduce {

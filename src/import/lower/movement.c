@@ -420,19 +420,23 @@ rlx_status rlx_lower_col2im(rlx_lower *lw, const rlx_aten_node *n) {
 }
 
 /* sort(x, dim, descending), sort.stable(x, *, stable, dim, descending),
- * argsort(x, dim, descending[, stable]), topk(x, k, dim, largest, sorted). */
+ * argsort(x, dim, descending), argsort.stable(x, *, stable, dim,
+ * descending), topk(x, k, dim, largest, sorted). stable=False (and None)
+ * runs torch's unstable algorithm, whose tie order the indices show. */
 rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim = -1, k = -1;
-  bool desc = false;
+  bool desc = false, stable = false, sorted = true;
   bool stable_ov = !strcmp(lw_overload(n), "stable"), topk = lw_is(n, "topk");
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
   if (topk) {
-    if (!(st = lw_int(lw, n, 1, "k", 1, &k)) && !(st = lw_int(lw, n, 2, "dim", -1, &dim)))
-      st = lw_bool(lw, n, 3, "largest", true, &desc);
-  } else if (stable_ov) { /* (self, *, stable, dim, descending) */
-    if (!(st = lw_int(lw, n, -1, "dim", -1, &dim))) st = lw_bool(lw, n, -1, "descending", false, &desc);
+    if (!(st = lw_int(lw, n, 1, "k", 1, &k)) && !(st = lw_int(lw, n, 2, "dim", -1, &dim)) &&
+        !(st = lw_bool(lw, n, 3, "largest", true, &desc)))
+      st = lw_bool(lw, n, 4, "sorted", true, &sorted);
+  } else if (stable_ov) { /* (self, *, stable, dim, descending); stable may be None */
+    if (!(st = lw_int(lw, n, -1, "dim", -1, &dim)) && !(st = lw_bool(lw, n, -1, "descending", false, &desc)))
+      st = lw_bool(lw, n, -1, "stable", false, &stable);
   } else {
     if (!(st = lw_int(lw, n, 1, "dim", -1, &dim))) st = lw_bool(lw, n, 2, "descending", false, &desc);
   }
@@ -440,7 +444,8 @@ rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   int r = lw_val(lw, x)->shape.rank, a;
   if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   bool want_values = !lw_is(n, "argsort");
-  rlx_params p = {.sort = {.axis = a, .descending = desc}};
+  rlx_params p = {.sort = {.axis = a, .descending = desc, .algo = stable ? RLX_SORT_STABLE : RLX_SORT_TORCH}};
+  if (topk) p.sort.algo = RLX_SORT_TOPK, p.sort.topk_k = k, p.sort.topk_sorted = sorted;
   int32_t k_node = lw_emit_node(lw, RLX_OP_SORT, &p, &x, 1, 2);
   if (k_node < 0) return rlx_last_status();
   int32_t outs[2] = {lw->g->nodes[k_node].out[0], lw->g->nodes[k_node].out[1]};
