@@ -86,6 +86,7 @@ static void stable_sort(ord_item *v, ord_item *tmp, int64_t n, ord_less_fn less)
 }
 
 static int64_t sort_key_i(const void *data, rlx_dtype t, int64_t i) {
+  if (t == RLX_DTYPE_U64) return (int64_t)(rlx_load_u64(data, t, i) ^ (1ull << 63));
   return rlx_load_i64(data, t, i);
 }
 
