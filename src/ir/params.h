@@ -74,7 +74,7 @@ static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_
 #define RLX_REDUCE_LIST(X)                                                                   \
   X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(ANY, "any")   \
   X(ALL, "all") X(VAR, "var") X(STD, "std") X(NORM2, "norm2") X(LOGSUMEXP, "logsumexp")     \
-  X(NANSUM, "nansum")
+  X(NANSUM, "nansum") X(HASH_XOR, "hash_xor")
 
 typedef enum rlx_reduce_kind {
 #define RLX_X_(e, s) RLX_REDUCE_##e,

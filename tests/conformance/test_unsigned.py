@@ -6,7 +6,8 @@ minimum/maximum, clamp, mul, true division (to float), sum/prod/cumsum (to
 int64), sort. Each case here is added only where eager torch runs it
 (``torch_accepts``), for each of the three dtypes.  Values span the whole
 range: u64 values above 2^63 (negative as int64 bits) check that rlx
-compares, divides, sorts and converts them as unsigned; casts from float
+compares, divides, sorts and converts them as unsigned; hash_tensor (whose
+output is uint64) is here too; casts from float
 take negative and fractional values (negative integers wrap, as torch's x86
 casts do; values outside the target's range are left out, torch's answer
 for them depends on whether its loop was vectorized).
@@ -157,6 +158,29 @@ for U in UNSIGNED:
     add(aten.sort.stable, f"{u}-stable-ties", lambda a: aten.sort.stable(a, stable=True, dim=0),
         uvals(U, 40, 3, hi=4))
     add(aten.argsort.default, f"{u}", lambda a: aten.argsort.default(a, 0), x46)
+
+# -- hash_tensor: u64, the xor of each element's 64 bits (a float's double bits,
+# an integer sign-extended, a bool as 0/1); torch refuses unsigned inputs
+_ht = aten.hash_tensor.default
+_fspecial = torch.tensor([[1.5, -0.0, 0.0, float("nan")], [float("inf"), -float("inf"), 3.0, -2.25],
+                          [1e-40, -1e30, 7.0, 0.1]])
+CASES += [
+    case(_ht, "f32-all", lambda x: _ht(x), _fspecial),
+    case(_ht, "f32-dim-1", lambda x: _ht(x, [1]), _fspecial),
+    case(_ht, "f32-dim-0-keepdim", lambda x: _ht(x, [0], keepdim=True), _fspecial),
+    case(_ht, "dims-neg", lambda x: _ht(x, [-1, 0]), uniform(-5, 5, 3, 4, 5)),
+    case(_ht, "noncontig", lambda x: _ht(x.permute(2, 0, 1), [1]), uniform(-5, 5, 3, 4, 5)),
+    case(_ht, "i64-negative", lambda x: _ht(x, [1]), ints(-2**62, 2**62, 4, 7)),
+    case(_ht, "i32", lambda x: _ht(x), ints(-2**31, 2**31 - 1, 5, 3, dtype=i32)),
+    case(_ht, "i8-sign-extends", lambda x: _ht(x, [0]), ints(-128, 128, 6, 2, dtype=i8)),
+    case(_ht, "u8", lambda x: _ht(x, [1]), ints(0, 256, 3, 9, dtype=u8)),
+    case(_ht, "bool", lambda x: _ht(x, [1], keepdim=True), ints(0, 2, 4, 5).bool()),
+    case(_ht, "f16", lambda x: _ht(x, [1]), uniform(-9, 9, 3, 6, dtype=f16)),
+    case(_ht, "bf16", lambda x: _ht(x), uniform(-9, 9, 3, 6, dtype=bf16)),
+    case(_ht, "f64", lambda x: _ht(x, [0]), uniform(-9, 9, 5, 2, dtype=f64)),
+    case(_ht, "0d", lambda x: _ht(x), torch.tensor(2.0)),
+    case(_ht, "empty-kept-axis", lambda x: _ht(x, [1]), torch.zeros(0, 3)),
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
