@@ -357,6 +357,12 @@ typedef struct rlx_isin_params {
   bool assume_unique; /* torch's sort-based rule, which differs when the elements repeat */
 } rlx_isin_params;
 
+/* nonzero_static(x, size, fill_value) (src/ops/nonzero.c; issue 11). */
+typedef struct rlx_nonzero_static_params {
+  int64_t size; /* rows of the output */
+  int64_t fill; /* the value of the rows past the last nonzero element */
+} rlx_nonzero_static_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -423,6 +429,8 @@ typedef union rlx_params {
   rlx_cumulative_params cumulative;
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
+  /* issue 11 */
+  rlx_nonzero_static_params nonzero_static;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */
