@@ -363,6 +363,20 @@ typedef struct rlx_nonzero_static_params {
   int64_t fill; /* the value of the rows past the last nonzero element */
 } rlx_nonzero_static_params;
 
+/* histogramdd(x [M, D], edges?, weight?) -> (hist [bins[0], ..., bins[D-1]],
+ * edges [sum(bins[d] + 1)]) (src/ops/histogram.c; issue 11): torch.histogram
+ * and histogramdd. Edges given (an input: the dims' edges one after the
+ * other, binary search) or made as torch's linspace over `range` or the
+ * data's range (linear interpolation with local search). */
+typedef struct rlx_histogramdd_params {
+  int32_t dims;                   /* D, 1..RLX_MAX_RANK */
+  int64_t bins[RLX_MAX_RANK];     /* bins per dim (>= 1) */
+  bool edges_given;               /* input 1 holds the edges */
+  bool has_range;                 /* linspace over range[2d], range[2d + 1]; else the data's min, max */
+  bool density;
+  double range[2 * RLX_MAX_RANK];
+} rlx_histogramdd_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -431,6 +445,7 @@ typedef union rlx_params {
   rlx_isin_params isin;
   /* issue 11 */
   rlx_nonzero_static_params nonzero_static;
+  rlx_histogramdd_params histogramdd;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */
