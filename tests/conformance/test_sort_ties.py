@@ -74,6 +74,18 @@ CASES += [
     case(_ast, "unstable", lambda x: _ast(x, stable=False, dim=-1), ints(0, 3, 2, 45)),
     case(_ast, "stable-ties", lambda x: _ast(x, stable=True, dim=-1, descending=True),
          ints(0, 3, 2, 45)),
+    # an expanded axis has stride 0 in eager torch, whose sort then returns 0, 1, 2, ...;
+    # a copy in between makes it an ordinary (std::sort) row of equal values
+    case(_so, "expanded-axis", lambda x: _so(x.expand(3, 40), 1), ints(0, 3, 3, 1).float(),
+         expect=[aten.sort.default, aten.expand.default]),
+    case(_so, "expanded-new-axis", lambda x: _so(x.expand(50, 4), 0, True), ints(0, 3, 4),
+         expect=[aten.sort.default, aten.expand.default]),
+    case(_so, "expanded-then-transposed", lambda x: _so(x.expand(3, 40).t(), 0), ints(0, 3, 3, 1),
+         expect=[aten.sort.default, aten.expand.default]),
+    case(_as, "expanded-then-copied", lambda x: _as(x.expand(3, 40).clone(), 1), ints(0, 3, 3, 1),
+         expect=[aten.argsort.default, aten.expand.default]),
+    case(_so, "expanded-other-axis", lambda x: _so(x.expand(2, 40), 1), ints(0, 3, 1, 40),
+         expect=[aten.sort.default, aten.expand.default]),
 ]
 
 _tk = aten.topk.default
