@@ -377,6 +377,13 @@ typedef struct rlx_histogramdd_params {
   double range[2 * RLX_MAX_RANK];
 } rlx_histogramdd_params;
 
+/* bitcast(x) to dtype `to` and shape `shape` (src/ops/bitcast.c; issue 11):
+ * torch's Tensor.view(dtype), the same bytes read as another dtype. */
+typedef struct rlx_bitcast_params {
+  rlx_dtype to;
+  rlx_shape shape; /* x's shape, the last dim scaled by the ratio of the element sizes */
+} rlx_bitcast_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -446,6 +453,7 @@ typedef union rlx_params {
   /* issue 11 */
   rlx_nonzero_static_params nonzero_static;
   rlx_histogramdd_params histogramdd;
+  rlx_bitcast_params bitcast;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

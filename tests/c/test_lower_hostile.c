@@ -771,6 +771,12 @@ TEST(index_maker_args) {
   REFUSE(RLX_ERR_SHAPE, "'size'", X22,
          NODEK("aten.nonzero_static.default", X, "'size': " II(I64MAX), OUT("[1, 2]", "i64")));
   REFUSE(RLX_ERR_UNSUPPORTED, "'mode'", X22, NODEK("aten.hash_tensor.default", X, "'mode': " I(1), OUT("[]", "u64")));
+  /* view(dtype): the recorded shape must be the input's with its last dim scaled */
+  REFUSE(RLX_ERR_SHAPE, "bitcast of f32 [2, 2] to i64", X22,
+         NODE("aten.view.dtype", X ", {'dtype': 'i64'}", OUT("[2, 2]", "i64")));
+  REFUSE(RLX_ERR_SHAPE, "bitcast of u8 [3]", IN("[3]", "u8"),
+         NODE("aten.view.dtype", X ", {'dtype': 'u32'}", OUT("[0]", "u32")));
+  REFUSE(RLX_ERR_FORMAT, "argument 'dtype'", X22, NODE("aten.view.dtype", X ", {'dtype': 'i32'}", OUT("[2, 2]", "u32")));
   REFUSE(RLX_ERR_SHAPE, "argument 'dim'", X22,
          NODE("aten.hash_tensor.default", X ", " L(I(0) ", " I(-2)), OUT("[]", "u64")));
 }

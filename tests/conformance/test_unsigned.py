@@ -7,7 +7,7 @@ int64), sort. Each case here is added only where eager torch runs it
 (``torch_accepts``), for each of the three dtypes.  Values span the whole
 range: u64 values above 2^63 (negative as int64 bits) check that rlx
 compares, divides, sorts and converts them as unsigned; hash_tensor (whose
-output is uint64) is here too; casts from float
+output is uint64) and view(dtype) (the bytes as another dtype) are here too; casts from float
 take negative and fractional values (negative integers wrap, as torch's x86
 casts do; values outside the target's range are left out, torch's answer
 for them depends on whether its loop was vectorized).
@@ -180,6 +180,25 @@ CASES += [
     case(_ht, "f64", lambda x: _ht(x, [0]), uniform(-9, 9, 5, 2, dtype=f64)),
     case(_ht, "0d", lambda x: _ht(x), torch.tensor(2.0)),
     case(_ht, "empty-kept-axis", lambda x: _ht(x, [1]), torch.zeros(0, 3)),
+]
+
+# -- view(dtype): the same bytes as another dtype (little-endian), the last dim
+# scaled by the ratio of the element sizes
+_vd = aten.view.dtype
+CASES += [
+    case(_vd, "f32-to-u32", lambda x: _vd(x, U32), torch.tensor([[1.0, -0.0, float("nan")], [float("inf"), -2.5, 1e-40]])),
+    case(_vd, "i64-to-u64", lambda x: _vd(x, U64), ints(-2**62, 2**62, 3, 4)),
+    case(_vd, "u64-to-f64", lambda x: _vd(x, f64), uvals(U64, 2, 5)),
+    case(_vd, "u8-to-u32-joins", lambda x: _vd(x, U32), ints(0, 256, 3, 8, dtype=u8)),
+    case(_vd, "u32-to-u8-splits", lambda x: _vd(x, u8), uvals(U32, 2, 3)),
+    case(_vd, "u64-to-u16-splits", lambda x: _vd(x, U16), uvals(U64, 4)),
+    case(_vd, "u16-to-i64-joins", lambda x: _vd(x, i64), uvals(U16, 2, 8)),
+    case(_vd, "f16-to-u16", lambda x: _vd(x, U16), uniform(-9, 9, 3, 3, dtype=f16)),
+    case(_vd, "u16-to-bf16", lambda x: _vd(x, bf16), uvals(U16, 2, 4, hi=2**15)),
+    case(_vd, "bool-to-u8", lambda x: _vd(x, u8), ints(0, 2, 5).bool()),
+    case(_vd, "0d", lambda x: _vd(x, U32), torch.tensor(-1, dtype=i32)),
+    case(_vd, "noncontig-same-size", lambda x: _vd(x.t(), U32), uniform(-5, 5, 3, 4)),
+    case(_vd, "same-dtype", lambda x: _vd(x, U32), uvals(U32, 3)),
 ]
 
 
