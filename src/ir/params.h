@@ -74,7 +74,7 @@ static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_
 #define RLX_REDUCE_LIST(X)                                                                   \
   X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(ANY, "any")   \
   X(ALL, "all") X(VAR, "var") X(STD, "std") X(NORM2, "norm2") X(LOGSUMEXP, "logsumexp")     \
-  X(NANSUM, "nansum")
+  X(NANSUM, "nansum") X(HASH_XOR, "hash_xor")
 
 typedef enum rlx_reduce_kind {
 #define RLX_X_(e, s) RLX_REDUCE_##e,
@@ -244,9 +244,20 @@ typedef struct rlx_arange_params {
   int64_t istart, istep; /* exact values for integer dtypes */
 } rlx_arange_params;
 
+/* Which of torch's CPU algorithms a sort node runs: they differ only in
+ * where equal elements (ties, NaNs) land, which the indices show. */
+typedef enum rlx_sort_algo {
+  RLX_SORT_STABLE, /* ties keep input order: sort/argsort with stable=True */
+  RLX_SORT_TORCH,  /* torch's sort kernel with stable=False (std::sort; radix for big 1-D ints) */
+  RLX_SORT_TOPK,   /* torch's topk: the row's first k positions hold its top k */
+} rlx_sort_algo;
+
 typedef struct rlx_sort_params {
   int axis;
-  bool descending; /* NaN sorts as the largest value, as in torch; ties keep input order */
+  bool descending;    /* NaN sorts as the largest value, as in torch */
+  rlx_sort_algo algo;
+  bool topk_sorted;   /* RLX_SORT_TOPK: topk(sorted=True) */
+  int64_t topk_k;     /* RLX_SORT_TOPK: k, 0 <= k <= the axis's size (checked at run time) */
 } rlx_sort_params;
 
 typedef enum rlx_scatter_reduce {
@@ -353,6 +364,33 @@ typedef struct rlx_isin_params {
   bool invert;
   bool assume_unique; /* torch's sort-based rule, which differs when the elements repeat */
 } rlx_isin_params;
+
+/* nonzero_static(x, size, fill_value) (src/ops/nonzero.c; issue 11). */
+typedef struct rlx_nonzero_static_params {
+  int64_t size; /* rows of the output */
+  int64_t fill; /* the value of the rows past the last nonzero element */
+} rlx_nonzero_static_params;
+
+/* histogramdd(x [M, D], edges?, weight?) -> (hist [bins[0], ..., bins[D-1]],
+ * edges [sum(bins[d] + 1)]) (src/ops/histogram.c; issue 11): torch.histogram
+ * and histogramdd. Edges given (an input: the dims' edges one after the
+ * other, binary search) or made as torch's linspace over `range` or the
+ * data's range (linear interpolation with local search). */
+typedef struct rlx_histogramdd_params {
+  int32_t dims;                   /* D, 1..RLX_MAX_RANK */
+  int64_t bins[RLX_MAX_RANK];     /* bins per dim (>= 1) */
+  bool edges_given;               /* input 1 holds the edges */
+  bool has_range;                 /* linspace over range[2d], range[2d + 1]; else the data's min, max */
+  bool density;
+  double range[2 * RLX_MAX_RANK];
+} rlx_histogramdd_params;
+
+/* bitcast(x) to dtype `to` and shape `shape` (src/ops/bitcast.c; issue 11):
+ * torch's Tensor.view(dtype), the same bytes read as another dtype. */
+typedef struct rlx_bitcast_params {
+  rlx_dtype to;
+  rlx_shape shape; /* x's shape, the last dim scaled by the ratio of the element sizes */
+} rlx_bitcast_params;
 
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
@@ -461,6 +499,10 @@ typedef union rlx_params {
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
   rlx_linalg_params linalg; /* linear algebra (linalg block) */
+  /* issue 11 */
+  rlx_nonzero_static_params nonzero_static;
+  rlx_histogramdd_params histogramdd;
+  rlx_bitcast_params bitcast;
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

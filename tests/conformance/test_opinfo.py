@@ -41,17 +41,14 @@ CI_OPINFOS = (
     # solve and cholesky go through the run-time info check, eigh's and svd's
     # vectors are compared up to sign (opinfo.py)
     "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.qr", "linalg.eigh", "linalg.svd",
+    # issue 11: a uint64 output, index makers, histograms
+    "argsort", "hash_tensor", "nonzero_static", "tril_indices", "histogram", "histogramdd",
 )
 
 # Cases known to fail, with the reason: strict, so a fix shows up as XPASS and
-# the entry must go.  Keyed by the test id.
-KNOWN_FAILURES = {
-    f"topk/int64/{k}": ("rlx bug: among tied int64 values rlx returns other indices than "
-                        "torch's CPU topk (the values match)") for k in range(SAMPLES)
-}
-KNOWN_FAILURES["sort/bool/0"] = ("rlx bug: sort of 8000 equal bools (stable=False) returns "
-                                 "other indices than torch's CPU sort (7999 of 8000 differ)")
-
+# the entry must go.  Keyed by the test id.  (None today: the topk and sort
+# tie-order bugs were fixed with tests/conformance/test_sort_ties.py.)
+KNOWN_FAILURES: dict[str, str] = {}
 
 def _params():
     for op in opinfo.select(op_db, list(CI_OPINFOS)):
