@@ -38,7 +38,7 @@
   X(BESSEL_K1, "modified_bessel_k1") X(BESSEL_K0E, "scaled_modified_bessel_k0")               \
   X(BESSEL_K1E, "scaled_modified_bessel_k1") X(SPHERICAL_J0, "spherical_bessel_j0")           \
   X(ENTR, "entr") X(SINC, "sinc") X(ANGLE, "angle") X(FREXP_MANTISSA, "frexp_mantissa")      \
-  X(FREXP_EXPONENT, "frexp_exponent")
+  X(FREXP_EXPONENT, "frexp_exponent") X(AIRY_AI, "airy_ai")
 
 typedef enum rlx_unary_kind {
 #define RLX_X_(e, s) RLX_UNARY_##e,
@@ -49,8 +49,8 @@ typedef enum rlx_unary_kind {
 
 /* X(ENUM, "name") — binary elementwise kinds (NumPy broadcasting). Both
  * inputs have the compute dtype; compare and logical kinds (logical_and to
- * ge) output bool. xlogy to nextafter are float-only, gcd and lcm
- * integer-only. New kinds go at the end. */
+ * ge) output bool. xlogy to nextafter and the orthogonal polynomials are
+ * float-only, gcd and lcm integer-only. New kinds go at the end. */
 #define RLX_BINARY_LIST(X)                                                                    \
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
   X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
@@ -60,7 +60,16 @@ typedef enum rlx_unary_kind {
   X(LOGICAL_OR, "logical_or") X(LOGICAL_XOR, "logical_xor") X(EQ, "eq") X(NE, "ne")          \
   X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") X(XLOGY, "xlogy") X(XLOG1PY, "xlog1py")    \
   X(ZETA, "zeta") X(IGAMMA, "igamma") X(IGAMMAC, "igammac") X(NEXTAFTER, "nextafter")        \
-  X(GCD, "gcd") X(LCM, "lcm")
+  X(GCD, "gcd") X(LCM, "lcm")                                                               \
+  /* orthogonal polynomials p(x, n), float-only (ops/special_poly.c) */                     \
+  X(CHEBYSHEV_T, "chebyshev_polynomial_t") X(CHEBYSHEV_U, "chebyshev_polynomial_u")          \
+  X(CHEBYSHEV_V, "chebyshev_polynomial_v") X(CHEBYSHEV_W, "chebyshev_polynomial_w")          \
+  X(SHIFTED_CHEBYSHEV_T, "shifted_chebyshev_polynomial_t")                                   \
+  X(SHIFTED_CHEBYSHEV_U, "shifted_chebyshev_polynomial_u")                                   \
+  X(SHIFTED_CHEBYSHEV_V, "shifted_chebyshev_polynomial_v")                                   \
+  X(SHIFTED_CHEBYSHEV_W, "shifted_chebyshev_polynomial_w")                                   \
+  X(HERMITE_H, "hermite_polynomial_h") X(HERMITE_HE, "hermite_polynomial_he")                \
+  X(LAGUERRE_L, "laguerre_polynomial_l") X(LEGENDRE_P, "legendre_polynomial_p")
 
 typedef enum rlx_binary_kind {
 #define RLX_X_(e, s) RLX_BINARY_##e,
