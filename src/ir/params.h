@@ -49,8 +49,8 @@ typedef enum rlx_unary_kind {
 
 /* X(ENUM, "name") — binary elementwise kinds (NumPy broadcasting). Both
  * inputs have the compute dtype; compare and logical kinds (logical_and to
- * ge) output bool. xlogy to nextafter and the orthogonal polynomials are
- * float-only, gcd and lcm integer-only. New kinds go at the end. */
+ * ge) output bool. xlogy to nextafter, the orthogonal polynomials and ldexp
+ * are float-only, gcd and lcm integer-only. New kinds go at the end. */
 #define RLX_BINARY_LIST(X)                                                                    \
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
   X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
@@ -69,7 +69,9 @@ typedef enum rlx_unary_kind {
   X(SHIFTED_CHEBYSHEV_V, "shifted_chebyshev_polynomial_v")                                   \
   X(SHIFTED_CHEBYSHEV_W, "shifted_chebyshev_polynomial_w")                                   \
   X(HERMITE_H, "hermite_polynomial_h") X(HERMITE_HE, "hermite_polynomial_he")                \
-  X(LAGUERRE_L, "laguerre_polynomial_l") X(LEGENDRE_P, "legendre_polynomial_p")
+  X(LAGUERRE_L, "laguerre_polynomial_l") X(LEGENDRE_P, "legendre_polynomial_p")             \
+  /* a * 2^b for an integer-valued b, exactly (C's ldexp), float-only */                     \
+  X(LDEXP, "ldexp")
 
 typedef enum rlx_binary_kind {
 #define RLX_X_(e, s) RLX_BINARY_##e,

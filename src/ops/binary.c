@@ -21,7 +21,7 @@ static bool float_only(rlx_binary_kind k) {
   switch (k) {
     case RLX_BINARY_DIV: case RLX_BINARY_ATAN2: case RLX_BINARY_HYPOT: case RLX_BINARY_COPYSIGN:
     case RLX_BINARY_XLOGY: case RLX_BINARY_XLOG1PY: case RLX_BINARY_ZETA: case RLX_BINARY_IGAMMA:
-    case RLX_BINARY_IGAMMAC: case RLX_BINARY_NEXTAFTER:
+    case RLX_BINARY_IGAMMAC: case RLX_BINARY_NEXTAFTER: case RLX_BINARY_LDEXP:
       return true;
     default:
       return rlx_binary_is_poly(k);
@@ -102,6 +102,9 @@ double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64) {
     case RLX_BINARY_IGAMMAC: return rlx_special_igammac(a, b);
     case RLX_BINARY_NEXTAFTER: /* the neighbour in the input's format, exactly; f16/bf16: next16 */
       return f64 ? nextafter(a, b) : (double)nextafterf((float)a, (float)b);
+    case RLX_BINARY_LDEXP: /* exact in double; one rounding to float (ldexpf's result) */
+      if (b != b) return NAN;
+      return ldexp(a, (int)fmax(-4000.0, fmin(4000.0, b))); /* beyond +-4000 the result is 0 or inf */
     default: return NAN; /* the polynomials: binary_ref (they are never fused) */
   }
 }

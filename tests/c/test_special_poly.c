@@ -5,7 +5,7 @@
  * torch's bits where its float recurrence or closed form decides them (noted
  * as eager torch 2.15 CPU), the edges torch defines (n < 0 is 0, NaN n is a
  * negative degree, the ends of the interval, Hermite's degree limit), the
- * step bound and the dtypes the kinds refuse.
+ * step bound and the dtypes the kinds refuse; and ldexp's exact scaling.
  */
 #include <math.h>
 #include <string.h>
@@ -119,4 +119,13 @@ TEST(airy) {
   krun_free(&r);
 }
 
-TEST_MAIN(values_f32, values_f64_broadcast, step_bound, airy)
+/* ldexp with an integer exponent scales exactly, as torch's kernel (eager
+ * torch.ldexp(tensor([1e-30, 1, 1.5, 0, -3]), tensor([200, 128, -149, 5000, -5000]))). */
+TEST(ldexp_exact) {
+  krun r;
+  CHECK_OK(binary(&r, RLX_BINARY_LDEXP, TF(F32, SH(5), 1e-30, 1, 1.5, 0, -3), TF(F32, SH(5), 200, 128, -149, 5000, -5000)));
+  CHECK_BITS32(&r, 1.6069380493547143e+30f, INFINITY, 2.802596928649634e-45f, 0.0f, -0.0f);
+  krun_free(&r);
+}
+
+TEST_MAIN(values_f32, values_f64_broadcast, step_bound, airy, ldexp_exact)

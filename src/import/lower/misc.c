@@ -20,9 +20,10 @@ static int32_t reduce(rlx_lower *lw, rlx_reduce_kind k, uint32_t axes, bool keep
   return lw_emit(lw, RLX_OP_REDUCE, &p, &x, 1);
 }
 
-/* ldexp(self, other) = self * pow(2.0, other) (torch's definition): the
- * power in the dtype of 2.0 with other (float32 for integer or bool other),
- * the product in the result dtype. */
+/* ldexp(self, other): torch's CPU kernel scales by 2^other exactly when
+ * other is an integer or bool tensor (C's ldexp: 1e-30 * 2^200 is 1.6e30 in
+ * float32), and computes self * pow(2.0, other) when other is float (there
+ * 2^200 is inf in float32 first). The result dtype is the recorded one. */
 rlx_status rlx_lower_ldexp(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, e;
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
@@ -32,7 +33,9 @@ rlx_status rlx_lower_ldexp(rlx_lower *lw, const rlx_aten_node *n) {
   if (!t || !rlx_dtype_is_float(t->dtype))
     return lw_fail(RLX_ERR_FORMAT, "ldexp: the output's float dtype is not recorded");
   rlx_dtype et = lw_val(lw, e)->dtype;
-  int32_t p = unary(lw, RLX_UNARY_RPOW_SCALAR, 2.0, lw_cast(lw, e, rlx_dtype_is_float(et) ? et : RLX_DTYPE_F32));
+  if (!rlx_dtype_is_float(et))
+    return lw_bind(lw, n, lw_binary(lw, RLX_BINARY_LDEXP, lw_cast(lw, x, t->dtype), lw_cast(lw, e, t->dtype)));
+  int32_t p = unary(lw, RLX_UNARY_RPOW_SCALAR, 2.0, e);
   if (p < 0) return rlx_last_status();
   return lw_bind(lw, n, lw_binary(lw, RLX_BINARY_MUL, lw_cast(lw, x, t->dtype), lw_cast(lw, p, t->dtype)));
 }

@@ -1,0 +1,114 @@
+"""Conformance: miscellaneous compositions (issue 11) — ldexp, narrow_copy,
+addmv, dist, _trilinear / bilinear, resize, and batch norm in training mode
+with its running-statistics update.
+
+Batch norm's functional forms are called directly, so the updated running
+mean and variance (which torch.export otherwise turns into input mutations
+that a program drops) are outputs compared with torch's.
+"""
+
+import pytest
+import torch
+
+from cases import INF, NAN, aten, case, case_id, f64, i64, ints, randn, seed, uniform
+
+seed("test_misc_ops")
+
+_ld = aten.ldexp.Tensor
+CASES = [
+    case(_ld, "f32-int-exp", lambda x, e: _ld(x, e), randn(4, 5), ints(-130, 130, 4, 5)),
+    case(_ld, "f32-broadcast", lambda x, e: _ld(x, e), randn(3, 1), uniform(-4, 4, 6)),
+    case(_ld, "f32-edges", lambda x, e: _ld(x, e), torch.tensor([0.0, -0.0, 1.0, INF, NAN, 3e38])[:, None],
+         torch.tensor([0, 1, -1, 200, -200])[None, :]),
+    case(_ld, "f64", lambda x, e: _ld(x, e), randn(5, dtype=f64), ints(-1100, 1100, 5)),
+    case(_ld, "i64-self", lambda x, e: _ld(x, e), ints(-9, 9, 6), ints(-3, 4, 6)),
+    case(_ld, "bool", lambda x, e: _ld(x, e), ints(0, 2, 5).bool(), ints(0, 2, 5).bool()),
+]
+
+_nc = aten.narrow_copy.default
+CASES += [
+    case(_nc, "dim1", lambda x: _nc(x, 1, 2, 3), randn(4, 6, 3)),
+    case(_nc, "neg-dim-neg-start", lambda x: _nc(x, -1, -3, 2), randn(4, 6)),
+    case(_nc, "empty-length", lambda x: _nc(x, 0, 4, 0), randn(4, 2)),
+    case(_nc, "i64", lambda x: _nc(x, 0, 1, 2), ints(-5, 5, 3, 3)),
+]
+
+_mv = aten.addmv.default
+CASES += [
+    case(_mv, "f32", lambda s, m, v: _mv(s, m, v), randn(5), randn(5, 7), randn(7)),
+    case(_mv, "alpha-beta", lambda s, m, v: _mv(s, m, v, beta=0.25, alpha=-1.5), randn(5), randn(5, 7), randn(7)),
+    case(_mv, "self-broadcast", lambda s, m, v: _mv(s, m, v, beta=2.0), randn(1), randn(6, 3), randn(3)),
+    case(_mv, "self-0d", lambda s, m, v: _mv(s, m, v), randn(), randn(4, 3), randn(3)),
+    # beta = 0: torch ignores self, NaN included
+    case(_mv, "beta0-nan-self", lambda s, m, v: _mv(s, m, v, beta=0.0), torch.full((4,), NAN), randn(4, 3), randn(3)),
+    case(_mv, "f64", lambda s, m, v: _mv(s, m, v, alpha=0.5), randn(3, dtype=f64), randn(3, 8, dtype=f64),
+         randn(8, dtype=f64)),
+    case(_mv, "i64", lambda s, m, v: _mv(s, m, v, beta=2, alpha=3), ints(-5, 5, 4), ints(-5, 5, 4, 6), ints(-5, 5, 6)),
+    case(_mv, "empty-k", lambda s, m, v: _mv(s, m, v), randn(3), randn(3, 0), randn(0)),
+]
+
+_di = aten.dist.default
+CASES += [case(_di, f"p{p}", lambda a, b, p=p: _di(a, b, p), randn(3, 4), randn(3, 4))
+          for p in (2, 1, 3.5, 0.5, 0, INF, -INF)]
+CASES += [
+    case(_di, "broadcast", lambda a, b: _di(a, b), randn(4, 5), randn(5)),
+    case(_di, "0d", lambda a, b: _di(a, b, 3), randn(), randn()),
+    case(_di, "f64", lambda a, b: _di(a, b, 4), randn(6, dtype=f64), randn(6, dtype=f64)),
+    case(_di, "with-zeros", lambda a, b: _di(a, b, 0), torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 0.0, 3.0])),
+]
+
+_bl = torch.nn.functional.bilinear
+_tri = aten._trilinear.default
+CASES += [
+    case(_tri, "bilinear", lambda a, w, b, bias: _bl(a, b, w, bias), randn(6, 4), randn(5, 4, 3), randn(6, 3),
+         randn(5), decomposition="high"),
+    case(_tri, "bilinear-no-bias", lambda a, w, b: _bl(a, b, w), randn(6, 4), randn(2, 4, 3), randn(6, 3),
+         decomposition="high"),
+    case(_tri, "bilinear-3d", lambda a, w, b: _bl(a, b, w), randn(2, 3, 4), randn(5, 4, 2), randn(2, 3, 2),
+         decomposition="high"),
+    case(_tri, "bilinear-empty", lambda a, w, b: _bl(a, b, w), randn(0, 4), randn(5, 4, 2), randn(0, 2),
+         decomposition="high"),
+    # another expand/sum pattern: out[i, k] = sum_j a[i, j] b[j, k] c[k]
+    case(_tri, "general", lambda a, b, c: _tri(a, b, c, [2], [0], [0, 1], [1]), randn(3, 4), randn(4, 5), randn(5)),
+    case(_tri, "no-sum", lambda a, b, c: _tri(a, b, c, [], [0], [1], []), randn(3, 4), randn(4), randn(3)),
+]
+
+_rs = aten.resize.default
+CASES += [
+    case(_rs, "same-numel", lambda x: _rs(x.clone(), [4, 3]), randn(3, 4)),
+    case(_rs, "shrink", lambda x: _rs(x.clone(), [2, 2]), randn(3, 4)),
+    case(_rs, "to-0d", lambda x: _rs(x.clone(), []), randn(3)),
+    case(_rs, "grow-refused", lambda x: _rs(x.clone(), [5, 5]), randn(3, 4),
+         refuses="torch leaves the new elements uninitialized"),
+]
+
+# -- batch norm, training: y, save_mean, save_invstd, new running mean / var
+_bnf = aten._native_batch_norm_legit_functional.default
+_bnu = aten._batch_norm_with_update_functional.default
+
+
+def _stats(c, dtype=torch.float32):
+    return randn(c, dtype=dtype), uniform(0.5, 2, c, dtype=dtype)
+
+
+CASES += [
+    case(_bnf, "train-4d", lambda x, w, b, m, v: _bnf(x, w, b, m, v, True, 0.1, 1e-5),
+         randn(3, 4, 5, 6, scale=3), randn(4), randn(4), *_stats(4)),
+    case(_bnf, "train-2d-momentum", lambda x, w, b, m, v: _bnf(x, w, b, m, v, True, 0.7, 1e-3),
+         randn(9, 5), randn(5), randn(5), *_stats(5)),
+    case(_bnf, "train-no-affine", lambda x, m, v: _bnf(x, None, None, m, v, True, 0.1, 1e-5),
+         randn(2, 3, 7), *_stats(3)),
+    # (one element per channel, where eager's variance update is NaN, does not
+    # export: torch's fake-tensor rule divides by n - 1 = 0)
+    case(_bnf, "eval", lambda x, w, b, m, v: _bnf(x, w, b, m, v, False, 0.1, 1e-5),
+         randn(2, 3, 4), randn(3), randn(3), *_stats(3)),
+    case(_bnf, "train-f64", lambda x, w, b, m, v: _bnf(x, w, b, m, v, True, 0.2, 1e-5),
+         randn(4, 3, 5, dtype=f64), randn(3, dtype=f64), randn(3, dtype=f64), *_stats(3, f64)),
+    case(_bnu, "train", lambda x, w, b, m, v: _bnu(x, w, b, m, v, 0.1, 1e-5)[:3] + _bnu(x, w, b, m, v, 0.1, 1e-5)[4:],
+         randn(4, 3, 2, 2), randn(3), randn(3), *_stats(3)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_case(case, conformance):
+    conformance(case)
