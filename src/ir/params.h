@@ -357,6 +357,18 @@ typedef struct rlx_isin_params {
   bool assume_unique; /* torch's sort-based rule, which differs when the elements repeat */
 } rlx_isin_params;
 
+/* segment_reduce(data, offsets) (src/ops/segment_reduce.c, issue 11): along
+ * `axis`, segment s of each row is [offsets[.., s], offsets[.., s + 1]).
+ * `kind` is sum, mean, max, min or prod; `initial` starts every segment when
+ * has_initial; `check_sum` (torch's lengths form without unsafe): the last
+ * offset of every row must be the axis's size. */
+typedef struct rlx_segment_reduce_params {
+  rlx_reduce_kind kind;
+  int32_t axis;
+  bool has_initial, check_sum;
+  double initial;
+} rlx_segment_reduce_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -423,6 +435,7 @@ typedef union rlx_params {
   rlx_cumulative_params cumulative;
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
+  rlx_segment_reduce_params segment_reduce; /* issue 11, branch specials */
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

@@ -1,6 +1,6 @@
-"""Conformance: miscellaneous compositions (issue 11) — ldexp, narrow_copy,
-addmv, dist, _trilinear / bilinear, resize, and batch norm in training mode
-with its running-statistics update.
+"""Conformance: miscellaneous ops (issue 11) — ldexp, narrow_copy, addmv,
+dist, _trilinear / bilinear, resize, segment_reduce, and batch norm in
+training mode with its running-statistics update.
 
 Batch norm's functional forms are called directly, so the updated running
 mean and variance (which torch.export otherwise turns into input mutations
@@ -80,6 +80,26 @@ CASES += [
     case(_rs, "to-0d", lambda x: _rs(x.clone(), []), randn(3)),
     case(_rs, "grow-refused", lambda x: _rs(x.clone(), [5, 5]), randn(3, 4),
          refuses="torch leaves the new elements uninitialized"),
+]
+
+# -- segment_reduce: lengths (made offsets) and offsets, every reduction, initial, axis
+_sr = aten.segment_reduce.default
+_len = torch.tensor([0, 1, 2, 2, 3])
+_seg_data = torch.tensor([1.5, -2.0, NAN, 4.0, 0.25, -1.0, 3.0, 2.0])
+for _red in ("sum", "mean", "max", "min", "prod"):
+    CASES += [
+        case(_sr, f"{_red}-lengths", lambda x, l, r=_red: _sr(x, r, lengths=l), randn(8), _len),
+        case(_sr, f"{_red}-lengths-initial", lambda x, l, r=_red: _sr(x, r, lengths=l, initial=2.5), randn(8), _len),
+        case(_sr, f"{_red}-offsets-2d", lambda x, o, r=_red: _sr(x, r, offsets=o),
+             randn(6, 3), torch.tensor([1, 1, 4, 6])),
+        case(_sr, f"{_red}-nan", lambda x, l, r=_red: _sr(x, r, lengths=l), _seg_data, torch.tensor([3, 0, 5])),
+    ]
+CASES += [
+    case(_sr, "axis1-row-lengths", lambda x, l: _sr(x, "sum", lengths=l, axis=1), randn(3, 4, 2),
+         torch.tensor([[1, 3], [2, 2], [4, 0]])),
+    case(_sr, "unsafe-short", lambda x, l: _sr(x, "mean", lengths=l, unsafe=True), randn(7), torch.tensor([2, 3])),
+    case(_sr, "f64", lambda x, l: _sr(x, "prod", lengths=l, initial=-1), randn(6, dtype=f64), torch.tensor([4, 0, 2])),
+    case(_sr, "i32-lengths", lambda x, l: _sr(x, "max", lengths=l), randn(5), torch.tensor([2, 3], dtype=torch.int32)),
 ]
 
 # -- batch norm, training: y, save_mean, save_invstd, new running mean / var

@@ -182,3 +182,60 @@ rlx_status rlx_lower_resize_storage(rlx_lower *lw, const rlx_aten_node *n) {
   }
   return lw_bind(lw, n, f < 0 ? -1 : lw_reshape(lw, f, &t->shape));
 }
+
+/* segment_reduce(data, reduce, *, lengths, indices, offsets, axis, unsafe,
+ * initial) onto the segment_reduce op over offsets: torch's offsets as they
+ * are, or lengths made offsets (0, then their running sum along the last
+ * dim); without unsafe, lengths must add up to the axis (checked at run
+ * time, as torch checks it). indices is not implemented in torch either. */
+rlx_status rlx_lower_segment_reduce(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t x, lengths, offsets;
+  int64_t axis;
+  bool unsafe;
+  rlx_status st = lw_tensor(lw, n, 0, "data", &x);
+  if (!st) st = lw_opt_tensor(lw, n, 2, "lengths", &lengths);
+  if (!st) st = lw_opt_tensor(lw, n, 4, "offsets", &offsets);
+  if (!st) st = lw_int(lw, n, 5, "axis", 0, &axis);
+  if (!st) st = lw_bool(lw, n, 6, "unsafe", false, &unsafe);
+  if (st) return st;
+  const rlx_arg *ra = lw_arg(n, 1, "reduce"), *ia = lw_arg(n, 3, "indices"), *init = lw_arg(n, 7, "initial");
+  if (!ra || ra->kind != RLX_ARG_STR) return lw_fail(RLX_ERR_INVALID_ARGUMENT, "segment_reduce: argument 'reduce' must be a string");
+  static const struct { const char *name; rlx_reduce_kind kind; } kinds[] = {
+      {"sum", RLX_REDUCE_SUM}, {"mean", RLX_REDUCE_MEAN}, {"max", RLX_REDUCE_MAX},
+      {"min", RLX_REDUCE_MIN}, {"prod", RLX_REDUCE_PROD}};
+  rlx_params p = {.segment_reduce = {.kind = RLX_REDUCE_COUNT}};
+  for (size_t i = 0; i < RLX_COUNTOF(kinds); i++)
+    if (!strcmp(ra->u.s, kinds[i].name)) p.segment_reduce.kind = kinds[i].kind;
+  if (p.segment_reduce.kind == RLX_REDUCE_COUNT)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "segment_reduce: reduction '%s' is not sum, mean, max, min or prod", ra->u.s);
+  if (ia) return lw_fail(RLX_ERR_UNSUPPORTED, "segment_reduce(): indices based reduction is not supported yet (torch)");
+  if ((lengths >= 0) == (offsets >= 0))
+    return lw_fail(RLX_ERR_INVALID_ARGUMENT, "segment_reduce: exactly one of lengths and offsets must be given");
+  int rank = lw_val(lw, x)->shape.rank, a;
+  if ((st = lw_axis(axis, rank, "argument 'axis'", &a))) return st;
+  p.segment_reduce.axis = a;
+  if (init) {
+    p.segment_reduce.has_initial = true;
+    if ((st = lw_float(lw, n, 7, "initial", 0, &p.segment_reduce.initial))) return st;
+  }
+  int32_t off;
+  if (offsets >= 0) {
+    off = lw_cast(lw, offsets, RLX_DTYPE_I64);
+  } else {
+    const rlx_shape ls = lw_val(lw, lengths)->shape;
+    if (ls.rank != a + 1)
+      return lw_fail(RLX_ERR_SHAPE, "segment_reduce: lengths has rank %d; it must be axis + 1 = %d", ls.rank, a + 1);
+    rlx_params sp = {.scan = {.axis = a}};
+    int32_t l64 = lw_cast(lw, lengths, RLX_DTYPE_I64);
+    int32_t cs = l64 < 0 ? -1 : lw_emit(lw, RLX_OP_SCAN, &sp, &l64, 1);
+    rlx_params zp = {.full = {.dtype = RLX_DTYPE_I64, .shape = ls}};
+    zp.full.shape.dims[a] = 1;
+    int32_t parts[2] = {lw_emit(lw, RLX_OP_FULL, &zp, NULL, 0), cs};
+    rlx_params cp = {.axis = {.axis = a}};
+    off = parts[0] < 0 || cs < 0 ? -1 : lw_emit(lw, RLX_OP_CONCAT, &cp, parts, 2);
+    p.segment_reduce.check_sum = !unsafe;
+  }
+  if (off < 0) return rlx_last_status();
+  int32_t in[2] = {x, off};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_SEGMENT_REDUCE, &p, in, 2));
+}
