@@ -9,6 +9,7 @@ that a program drops) are outputs compared with torch's.
 
 import pytest
 import torch
+import torch.nn.modules.linear_cross_entropy  # noqa: F401  (registers the torch_nn ops)
 
 from cases import INF, NAN, aten, case, case_id, f64, i64, ints, randn, seed, uniform
 
@@ -126,6 +127,36 @@ CASES += [
          randn(4, 3, 5, dtype=f64), randn(3, dtype=f64), randn(3, dtype=f64), *_stats(3, f64)),
     case(_bnu, "train", lambda x, w, b, m, v: _bnu(x, w, b, m, v, 0.1, 1e-5)[:3] + _bnu(x, w, b, m, v, 0.1, 1e-5)[4:],
          randn(4, 3, 2, 2), randn(3), randn(3), *_stats(3)),
+]
+
+
+
+# -- torch_nn's chunked linear + cross-entropy ops, called directly (loss only:
+# the gradient outputs are empty when their compute flags are false)
+
+_lce = torch.ops.torch_nn._linear_cross_entropy_batch_chunked.default
+_lcen = torch.ops.torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default
+
+
+def _lce_call(x, w, t, b=None, cw=None, reduction="mean", ignore=-100):
+    return _lce(x, w, t, b, cw, reduction, ignore, 0.0, 2, "compact", torch.float32, True, False, False, False)[0]
+
+
+_tgt = torch.tensor([0, 3, 2, -100, 1, 3, 3])
+CASES += [
+    case(_lce, "mean", lambda x, w, t: _lce_call(x, w, t), randn(7, 5), randn(4, 5), _tgt),
+    case(_lce, "sum-bias-weight", lambda x, w, t, b, cw: _lce_call(x, w, t, b, cw, "sum"), randn(7, 5), randn(4, 5),
+         _tgt, randn(4), uniform(0.5, 2, 4)),
+    case(_lce, "mean-weight-ignore-in-range", lambda x, w, t, cw: _lce_call(x, w, t, None, cw, "mean", 3),
+         randn(7, 5), randn(4, 5), _tgt.clamp(min=0), uniform(0.5, 2, 4)),
+    case(_lce, "all-ignored-nan", lambda x, w, t: _lce_call(x, w, t), randn(3, 5), randn(4, 5),
+         torch.tensor([-100, -100, -100])),
+    case(_lce, "prob-target", lambda x, w, t, cw: _lce_call(x, w, t, None, cw), randn(6, 5), randn(4, 5),
+         torch.softmax(randn(6, 4), 1), uniform(0.5, 2, 4)),
+    case(_lcen, "none", lambda x, w, t, b: _lcen(x, w, t, b, None, -100, 2, "compact", torch.float32),
+         randn(7, 5), randn(4, 5), _tgt, randn(4)),
+    case(_lcen, "none-weight", lambda x, w, t, cw: _lcen(x, w, t, None, cw, -100, 3, "compact", torch.float32),
+         randn(7, 5, scale=4), randn(4, 5), _tgt, uniform(0.5, 2, 4)),
 ]
 
 
