@@ -1,6 +1,7 @@
 """Conformance: miscellaneous ops (issue 11) — ldexp, narrow_copy, addmv,
-dist, _trilinear / bilinear, resize, segment_reduce, and batch norm in
-training mode with its running-statistics update.
+dist, _trilinear / bilinear, resize, segment_reduce, grid_sampler_3d, batch
+norm in training mode with its running-statistics update, and torch_nn's
+chunked linear_cross_entropy.
 
 Batch norm's functional forms are called directly, so the updated running
 mean and variance (which torch.export otherwise turns into input mutations
@@ -157,6 +158,27 @@ CASES += [
          randn(7, 5), randn(4, 5), _tgt, randn(4)),
     case(_lcen, "none-weight", lambda x, w, t, cw: _lcen(x, w, t, None, cw, -100, 3, "compact", torch.float32),
          randn(7, 5, scale=4), randn(4, 5), _tgt, uniform(0.5, 2, 4)),
+]
+
+# -- grid_sampler_3d: trilinear and nearest, every padding, both corner rules;
+# the grid reaches past [-1, 1] so padding decides taps
+_gs3 = aten.grid_sampler_3d.default
+for _mode in (0, 1):
+    for _pad in (0, 1, 2):
+        for _ac in (False, True):
+            CASES.append(case(_gs3, f"mode{_mode}-pad{_pad}-{'ac' if _ac else 'noac'}",
+                              lambda x, g, m=_mode, p=_pad, a=_ac: _gs3(x, g, m, p, a),
+                              randn(2, 3, 4, 5, 6), uniform(-1.3, 1.3, 2, 3, 2, 4, 3)))
+CASES += [
+    case(_gs3, "f64", lambda x, g: _gs3(x, g, 0, 0, False), randn(1, 2, 3, 3, 3, dtype=f64),
+         uniform(-1.1, 1.1, 1, 2, 2, 2, 3, dtype=f64)),
+    # NaN and inf grid values: torch's scalar 3-D clip puts them on the last voxel
+    *[case(_gs3, f"grid-edges-mode{m}-pad{p}", lambda x, g, m=m, p=p: _gs3(x, g, m, p, False), randn(1, 1, 2, 3, 4),
+           torch.tensor([[[[[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0], [INF, 0.0, 0.0], [NAN, 0.5, -0.5],
+                            [-INF, 1e20, 0.1]]]]]))
+      for m in (0, 1) for p in (0, 1, 2)],
+    case(aten.grid_sampler.default, "3d", lambda x, g: aten.grid_sampler.default(x, g, 0, 1, True),
+         randn(1, 2, 3, 4, 5), uniform(-1, 1, 1, 2, 3, 2, 3)),
 ]
 
 
