@@ -1,8 +1,10 @@
 /*
  * special.h — the special functions behind the unary and binary reference
  * kernels (unary.c, binary.c): the gamma family (special_gamma.c), the error
- * function family (special_erf.c) and the Bessel functions
- * (special_bessel.c). Internal to src/ops/.
+ * function family (special_erf.c), the Bessel functions (special_bessel.c),
+ * the Airy function (special_airy.c) and the orthogonal polynomials
+ * (special_poly.c, which reproduce torch's float algorithm instead: see
+ * there). Internal to src/ops/.
  *
  * Torch's CPU implementations are the specification: every function returns
  * what torch returns at the edges (poles, zeros, infinities, NaN, the
