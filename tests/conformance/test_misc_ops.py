@@ -181,6 +181,16 @@ CASES += [
          randn(1, 2, 3, 4, 5), uniform(-1, 1, 1, 2, 3, 2, 3)),
 ]
 
+# -- the handlers registered for symbolic shapes, at a dynamic batch
+CASES += [
+    case(_ld, "dynamic", lambda x, e: _ld(x, e), randn(5, 3), ints(-4, 4, 5, 3), dynamic=[(0, 0, "B"), (1, 0, "B")]),
+    case(_mv, "dynamic", lambda s, m, v: _mv(s, m, v, beta=0.5), randn(6), randn(6, 4), randn(4),
+         dynamic=[(0, 0, "M"), (1, 0, "M")]),
+    case(_nc, "dynamic", lambda x: _nc(x, 1, 1, 2), randn(4, 5), dynamic=[(0, 0, "B")]),
+    case(_gs3, "dynamic", lambda x, g: _gs3(x, g, 0, 0, True), randn(2, 2, 3, 3, 3), uniform(-1, 1, 2, 2, 2, 2, 3),
+         dynamic=[(0, 0, "B"), (1, 0, "B")]),
+]
+
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_case(case, conformance):

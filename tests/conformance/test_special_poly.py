@@ -78,6 +78,10 @@ CASES += [
     case(_ai, "i64", lambda x: _ai(x), ints(-6, 6, 3, 4)),
     case(_ai, "empty", lambda x: _ai(x), uniform(-3, 3, 2, 0)),
     case(_ai, "fused", lambda x: _ai(x * 2.0) - x, uniform(-5, 5, 6, 11)),
+    case(_ai, "dynamic", lambda x: _ai(x), uniform(-5, 5, 6, 3), dynamic=[(0, 0, "B")]),
+    case(aten.special_legendre_polynomial_p.default, "dynamic",
+         lambda x, n: aten.special_legendre_polynomial_p.default(x, n), uniform(-1, 1, 5, 1), ints(0, 12, 1, 4),
+         dynamic=[(0, 0, "B")]),
 ]
 
 
