@@ -5,6 +5,7 @@
  * promotion and argument checks.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "import/lower/lower.h"
 
@@ -88,11 +89,13 @@ static rlx_status dim_mask(rlx_lower *lw, const rlx_aten_node *n, int pos, const
   int cnt;
   rlx_status st = lw_ints(lw, n, pos, name, d, RLX_MAX_RANK, &cnt);
   if (st) return st;
+  char what[48];
+  snprintf(what, sizeof what, "argument '%s'", name);
   *mask = 0;
   for (int i = 0; i < cnt; i++) {
     int a;
-    if ((st = lw_axis(d[i], total, name, &a))) return st;
-    if (*mask >> a & 1) return lw_fail(RLX_ERR_SHAPE, "_trilinear: %s names dim %d twice", name, a);
+    if ((st = lw_axis(d[i], total, what, &a))) return st;
+    if (*mask >> a & 1) return lw_fail(RLX_ERR_SHAPE, "_trilinear: %s names dim %d twice", what, a);
     *mask |= 1u << a;
   }
   return RLX_OK;
