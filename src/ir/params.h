@@ -171,15 +171,23 @@ typedef struct rlx_arg_reduce_params {
   bool keepdim;
 } rlx_arg_reduce_params;
 
+/* What fuse_softmax folds in front of a softmax over the last axis:
+ * softmax(x op scale + mask), each step rounded to the dtype as the binary
+ * nodes it replaces were; the mask (additive, broadcast to x) is input 1. */
+typedef enum rlx_softmax_pre { RLX_SOFTMAX_PRE_NONE, RLX_SOFTMAX_PRE_MUL, RLX_SOFTMAX_PRE_DIV } rlx_softmax_pre;
+
 typedef struct rlx_softmax_params {
   int axis;
   bool log;
+  rlx_softmax_pre pre; /* x * scale or x / scale first */
+  double scale;        /* the scalar constant, as its dtype holds it */
 } rlx_softmax_params;
 
 typedef struct rlx_norm_params {
   int n_axes;     /* layer/rms norm: trailing axes normalized */
   int64_t groups; /* group norm */
   double eps;
+  rlx_epilogue ep; /* an activation after the affine part (fuse_epilogue); norms take no residual */
 } rlx_norm_params;
 
 typedef struct rlx_attention_params {
@@ -396,6 +404,46 @@ typedef struct rlx_fused_params {
   const rlx_fused_step *steps; /* (the graph's pool) */
 } rlx_fused_params;
 
+/* Linear algebra (src/ops/linalg.c, docs/design.md "Linear algebra"): one op,
+ * a kind per LAPACK-style routine, over the last two axes of each input with
+ * equal leading (batch) axes; computed in double, stored in the input's float
+ * dtype; pivots and info are i32 (1-based pivots, as LAPACK and torch). */
+typedef enum rlx_linalg_kind {
+  RLX_LINALG_LU_FACTOR,   /* A [*,m,n] -> LU [*,m,n], pivots [*,min(m,n)], info [*]            (getrf) */
+  RLX_LINALG_LU_SOLVE,    /* LU [*,n,n], pivots [*,n], B -> X; left, adjoint (trans)          (getrs) */
+  RLX_LINALG_LU_DET,      /* LU [*,n,n], pivots [*,n] -> det [*] | sign [*], logabsdet [*] */
+  RLX_LINALG_LU_UNPACK,   /* LU [*,m,n], pivots [*,k] -> P [*,m,m], L [*,m,k], U [*,k,n] */
+  RLX_LINALG_CHOLESKY,    /* A [*,n,n] -> L (or U when upper) [*,n,n], info [*]                (potrf) */
+  RLX_LINALG_TRI_SOLVE,   /* A [*,n,n], B -> X; upper, left, trans, unit                      (trsm) */
+  RLX_LINALG_GEQRF,       /* A [*,m,n] -> QR [*,m,n], tau [*,min(m,n)]                         (geqrf) */
+  RLX_LINALG_ORGQR,       /* A [*,m,n], tau [*,k] -> Q [*,m,ncols] (ncols 0: n)               (orgqr) */
+  RLX_LINALG_ORMQR,       /* A [*,q,k], tau [*,k], C [*,m,n] -> op(Q) C | C op(Q); left, trans (ormqr) */
+  RLX_LINALG_EIGH,        /* A [*,n,n] -> w [*,n] ascending, V [*,n,n] (compute_uv); upper = UPLO 'U' */
+  RLX_LINALG_SVD,         /* A [*,m,n] -> U, S [*,min] descending, Vh; full, compute_uv */
+  RLX_LINALG_LDL_FACTOR,  /* A [*,n,n] -> LD [*,n,n], pivots [*,n], info [*]                   (sytrf, 'L') */
+  RLX_LINALG_LDL_SOLVE,   /* LD [*,n,n], pivots [*,n], B [*,n,k] -> X                          (sytrs, 'L') */
+  RLX_LINALG_MATRIX_EXP,  /* A [*,n,n] -> exp(A) */
+  RLX_LINALG_KIND_COUNT
+} rlx_linalg_kind;
+
+/* What a non-zero info means when the node checks it (torch's
+ * _linalg_check_errors): the kernel then fails with RLX_ERR_RUNTIME. */
+typedef enum rlx_linalg_check {
+  RLX_LINALG_CHECK_NONE,
+  RLX_LINALG_CHECK_SINGULAR, /* LU / LDL: a zero pivot */
+  RLX_LINALG_CHECK_NOT_PD    /* Cholesky: a leading minor is not positive-definite */
+} rlx_linalg_check;
+
+typedef struct rlx_linalg_params {
+  rlx_linalg_kind kind;
+  bool upper, left, trans, unit; /* triangle read or written; B on the left; op(A) = A^T; unit diagonal */
+  bool full, compute_uv;         /* SVD: full_matrices, compute_uv (EIGH: compute_v in compute_uv) */
+  bool log;                      /* LU_DET: (sign, logabsdet) instead of det */
+  bool unpack_data, unpack_pivots; /* LU_UNPACK: P empty unless unpack_pivots; L, U empty unless unpack_data */
+  int64_t ncols;                 /* ORGQR: columns of Q (0: those of A) */
+  rlx_linalg_check check;
+} rlx_linalg_params;
+
 typedef union rlx_params {
   rlx_unary_params unary;
   rlx_binary_params binary;
@@ -435,6 +483,7 @@ typedef union rlx_params {
   rlx_cumulative_params cumulative;
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
+  rlx_linalg_params linalg; /* linear algebra (linalg block) */
   rlx_segment_reduce_params segment_reduce; /* issue 11, branch specials */
 } rlx_params;
 
