@@ -96,7 +96,7 @@ static void epilogue(const rlx_matmul_params *p, const rlx_tensor_view *bias, rl
     return;
   }
   rlx_shape os = rlx_view_shape(out), bs = rlx_view_shape(bias);
-  if (rlx_shape_numel(&bs) == N && bs.dims[bs.rank - 1] == N) { /* a row vector: linear's bias */
+  if (rlx_shape_numel(&bs) == N && bs.rank > 0 && bs.dims[bs.rank - 1] == N) { /* a row vector: linear's bias */
     const float *b = bias->data;
     for (int64_t i = 0; i < total; i += N)
       for (int64_t c = 0; c < N; c++) y[i + c] = alpha * y[i + c] + beta * b[c];

@@ -38,7 +38,7 @@
   X(BESSEL_K1, "modified_bessel_k1") X(BESSEL_K0E, "scaled_modified_bessel_k0")               \
   X(BESSEL_K1E, "scaled_modified_bessel_k1") X(SPHERICAL_J0, "spherical_bessel_j0")           \
   X(ENTR, "entr") X(SINC, "sinc") X(ANGLE, "angle") X(FREXP_MANTISSA, "frexp_mantissa")      \
-  X(FREXP_EXPONENT, "frexp_exponent")
+  X(FREXP_EXPONENT, "frexp_exponent") X(AIRY_AI, "airy_ai")
 
 typedef enum rlx_unary_kind {
 #define RLX_X_(e, s) RLX_UNARY_##e,
@@ -49,8 +49,8 @@ typedef enum rlx_unary_kind {
 
 /* X(ENUM, "name") — binary elementwise kinds (NumPy broadcasting). Both
  * inputs have the compute dtype; compare and logical kinds (logical_and to
- * ge) output bool. xlogy to nextafter are float-only, gcd and lcm
- * integer-only. New kinds go at the end. */
+ * ge) output bool. xlogy to nextafter, the orthogonal polynomials and ldexp
+ * are float-only, gcd and lcm integer-only. New kinds go at the end. */
 #define RLX_BINARY_LIST(X)                                                                    \
   X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(DIV_FLOOR, "div_floor")          \
   X(DIV_TRUNC, "div_trunc") X(POW, "pow") X(MAXIMUM, "maximum") X(MINIMUM, "minimum")        \
@@ -60,7 +60,18 @@ typedef enum rlx_unary_kind {
   X(LOGICAL_OR, "logical_or") X(LOGICAL_XOR, "logical_xor") X(EQ, "eq") X(NE, "ne")          \
   X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") X(XLOGY, "xlogy") X(XLOG1PY, "xlog1py")    \
   X(ZETA, "zeta") X(IGAMMA, "igamma") X(IGAMMAC, "igammac") X(NEXTAFTER, "nextafter")        \
-  X(GCD, "gcd") X(LCM, "lcm")
+  X(GCD, "gcd") X(LCM, "lcm")                                                               \
+  /* orthogonal polynomials p(x, n), float-only (ops/special_poly.c) */                     \
+  X(CHEBYSHEV_T, "chebyshev_polynomial_t") X(CHEBYSHEV_U, "chebyshev_polynomial_u")          \
+  X(CHEBYSHEV_V, "chebyshev_polynomial_v") X(CHEBYSHEV_W, "chebyshev_polynomial_w")          \
+  X(SHIFTED_CHEBYSHEV_T, "shifted_chebyshev_polynomial_t")                                   \
+  X(SHIFTED_CHEBYSHEV_U, "shifted_chebyshev_polynomial_u")                                   \
+  X(SHIFTED_CHEBYSHEV_V, "shifted_chebyshev_polynomial_v")                                   \
+  X(SHIFTED_CHEBYSHEV_W, "shifted_chebyshev_polynomial_w")                                   \
+  X(HERMITE_H, "hermite_polynomial_h") X(HERMITE_HE, "hermite_polynomial_he")                \
+  X(LAGUERRE_L, "laguerre_polynomial_l") X(LEGENDRE_P, "legendre_polynomial_p")             \
+  /* a * 2^b for an integer-valued b, exactly (C's ldexp), float-only */                     \
+  X(LDEXP, "ldexp")
 
 typedef enum rlx_binary_kind {
 #define RLX_X_(e, s) RLX_BINARY_##e,
@@ -391,6 +402,17 @@ typedef struct rlx_bitcast_params {
   rlx_dtype to;
   rlx_shape shape; /* x's shape, the last dim scaled by the ratio of the element sizes */
 } rlx_bitcast_params;
+/* segment_reduce(data, offsets) (src/ops/segment_reduce.c, issue 11): along
+ * `axis`, segment s of each row is [offsets[.., s], offsets[.., s + 1]).
+ * `kind` is sum, mean, max, min or prod; `initial` starts every segment when
+ * has_initial; `check_sum` (torch's lengths form without unsafe): the last
+ * offset of every row must be the axis's size. */
+typedef struct rlx_segment_reduce_params {
+  rlx_reduce_kind kind;
+  int32_t axis;
+  bool has_initial, check_sum;
+  double initial;
+} rlx_segment_reduce_params;
 
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
@@ -503,6 +525,7 @@ typedef union rlx_params {
   rlx_nonzero_static_params nonzero_static;
   rlx_histogramdd_params histogramdd;
   rlx_bitcast_params bitcast;
+  rlx_segment_reduce_params segment_reduce; /* issue 11, branch specials */
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

@@ -8,7 +8,9 @@
  * truncating, as torch computes it; nextafter steps in the dtype itself);
  * integer compute is exact in int64 and wraps to the dtype's width as torch
  * does (gcd and lcm also where torch's own arithmetic wraps); u64 compares,
- * divides and shifts right as unsigned (binary_u64). Integer
+ * divides and shifts right as unsigned (binary_u64). The orthogonal
+ * polynomials are torch's float algorithm in the input's type
+ * (special_poly.c), f32 and f64 only. Integer
  * division or remainder by zero is an error, as in torch ("ZeroDivisionError").
  */
 #include <math.h>
@@ -20,10 +22,10 @@ static bool float_only(rlx_binary_kind k) {
   switch (k) {
     case RLX_BINARY_DIV: case RLX_BINARY_ATAN2: case RLX_BINARY_HYPOT: case RLX_BINARY_COPYSIGN:
     case RLX_BINARY_XLOGY: case RLX_BINARY_XLOG1PY: case RLX_BINARY_ZETA: case RLX_BINARY_IGAMMA:
-    case RLX_BINARY_IGAMMAC: case RLX_BINARY_NEXTAFTER:
+    case RLX_BINARY_IGAMMAC: case RLX_BINARY_NEXTAFTER: case RLX_BINARY_LDEXP:
       return true;
     default:
-      return false;
+      return rlx_binary_is_poly(k);
   }
 }
 
@@ -42,6 +44,9 @@ static rlx_status binary_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
                       rlx_dtype_name(a->dtype));
   if (!fl && float_only(k))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs float inputs, got %s", rlx_binary_names[k],
+                      rlx_dtype_name(a->dtype));
+  if (rlx_binary_is_poly(k) && a->dtype != RLX_DTYPE_F32 && a->dtype != RLX_DTYPE_F64)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs f32 or f64 inputs, got %s", rlx_binary_names[k],
                       rlx_dtype_name(a->dtype));
   if ((fl || a->dtype == RLX_DTYPE_BOOL) && (k == RLX_BINARY_GCD || k == RLX_BINARY_LCM))
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s needs integer inputs, got %s", rlx_binary_names[k],
@@ -98,7 +103,10 @@ double rlx_binary_apply(rlx_binary_kind k, double a, double b, bool f64) {
     case RLX_BINARY_IGAMMAC: return rlx_special_igammac(a, b);
     case RLX_BINARY_NEXTAFTER: /* the neighbour in the input's format, exactly; f16/bf16: next16 */
       return f64 ? nextafter(a, b) : (double)nextafterf((float)a, (float)b);
-    default: return NAN;
+    case RLX_BINARY_LDEXP: /* exact in double; one rounding to float (ldexpf's result) */
+      if (b != b) return NAN;
+      return ldexp(a, (int)fmax(-4000.0, fmin(4000.0, b))); /* beyond +-4000 the result is 0 or inf */
+    default: return NAN; /* the polynomials: binary_ref (they are never fused) */
   }
 }
 
@@ -269,7 +277,7 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   int bits = (int)rlx_dtype_size(t) * 8;
   bool err = false;
 
-  if (t == RLX_DTYPE_F32 && !pred && same) {
+  if (t == RLX_DTYPE_F32 && !pred && same && !rlx_binary_is_poly(k)) {
     const float *a = in[0].data, *b = in[1].data;
     float *y = out[0].data;
     for (int64_t i = 0; i < N; i++) y[i] = (float)rlx_binary_apply(k, a[i], b[i], false);
@@ -284,6 +292,13 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       else
         ((uint16_t *)out[0].data)[i] =
             next16(((const uint16_t *)in[0].data)[ia], ((const uint16_t *)in[1].data)[ib], a, b);
+    } else if (rlx_binary_is_poly(k)) {
+      double x = rlx_load_f64(in[0].data, t, ia), nf = rlx_load_f64(in[1].data, t, ib);
+      int64_t steps;
+      rlx_store_f64(out[0].data, t, i, rlx_special_poly(k, x, nf, t == RLX_DTYPE_F64, &steps));
+      if (steps > RLX_POLY_MAX_STEPS)
+        return rlx_errorf(RLX_ERR_RUNTIME, "%s(x = %g, n = %g) at element %lld needs more than 2^24 recurrence steps "
+                          "(rlx's bound; torch would run n steps)", rlx_binary_names[k], x, nf, (long long)i);
     } else if (k == RLX_BINARY_GCD || k == RLX_BINARY_LCM) {
       int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
       rlx_store_i64(out[0].data, t, i, gcd_lcm(k, a, b, bits, t != RLX_DTYPE_U8));

@@ -6,6 +6,7 @@
  * unfused one's. The fast kernel is cpu/fused.c.
  */
 #include "ops/ops_util.h"
+#include "ops/special.h"
 
 /* Not: the kinds whose output is not the input's dtype, and mvlgamma, whose
  * kernel refuses out-of-domain elements (a fused step cannot fail). */
@@ -15,9 +16,12 @@ static bool fusable_unary(rlx_unary_kind k) {
          k != RLX_UNARY_ISFINITE && k != RLX_UNARY_FREXP_EXPONENT && k != RLX_UNARY_MVLGAMMA;
 }
 
+/* Not: predicates, bitwise kinds, and the orthogonal polynomials, whose
+ * kernel refuses an element past its step bound (ops/special_poly.c). */
 static bool fusable_binary(rlx_binary_kind k) {
   return (unsigned)k < RLX_BINARY_COUNT && !rlx_binary_is_predicate(k) && k != RLX_BINARY_BITAND &&
-         k != RLX_BINARY_BITOR && k != RLX_BINARY_BITXOR && k != RLX_BINARY_SHL && k != RLX_BINARY_SHR;
+         k != RLX_BINARY_BITOR && k != RLX_BINARY_BITXOR && k != RLX_BINARY_SHL && k != RLX_BINARY_SHR &&
+         !rlx_binary_is_poly(k);
 }
 
 bool rlx_fused_takes(const rlx_node *n) {

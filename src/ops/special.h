@@ -1,8 +1,10 @@
 /*
  * special.h — the special functions behind the unary and binary reference
  * kernels (unary.c, binary.c): the gamma family (special_gamma.c), the error
- * function family (special_erf.c) and the Bessel functions
- * (special_bessel.c). Internal to src/ops/.
+ * function family (special_erf.c), the Bessel functions (special_bessel.c),
+ * the Airy function (special_airy.c) and the orthogonal polynomials
+ * (special_poly.c, which reproduce torch's float algorithm instead: see
+ * there). Internal to src/ops/.
  *
  * Torch's CPU implementations are the specification: every function returns
  * what torch returns at the edges (poles, zeros, infinities, NaN, the
@@ -22,6 +24,9 @@
 #define RLX_OPS_SPECIAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "ir/params.h"
 
 /* ---- gamma family (special_gamma.c) ---- */
 double rlx_special_lgamma(double x, bool f64);
@@ -58,5 +63,18 @@ double rlx_special_j1(double x, bool f64);
 double rlx_special_y0(double x, bool f64);
 double rlx_special_y1(double x, bool f64);
 double rlx_special_spherical_j0(double x);
+
+/* ---- Airy function (special_airy.c) ---- */
+double rlx_special_airy_ai(double x, bool f64);
+
+/* ---- orthogonal polynomials (special_poly.c) ----
+ * p_n(x) for the binary kinds chebyshev_polynomial_t .. legendre_polynomial_p,
+ * computed as torch computes it in float (f64 false) or double: the same
+ * bits, not a rounding of the exact value (special_poly.c). *steps is the
+ * number of recurrence steps taken; above RLX_POLY_MAX_STEPS the element
+ * was not finished and the result is meaningless. */
+#define RLX_POLY_MAX_STEPS (1LL << 24)
+bool rlx_binary_is_poly(rlx_binary_kind k);
+double rlx_special_poly(rlx_binary_kind k, double x, double n, bool f64, int64_t *steps);
 
 #endif /* RLX_OPS_SPECIAL_H */

@@ -164,6 +164,7 @@ double rlx_unary_apply(const rlx_unary_params *p, double x, bool f64) {
     case RLX_UNARY_BESSEL_K0E: return rlx_special_k0e(x);
     case RLX_UNARY_BESSEL_K1E: return rlx_special_k1e(x);
     case RLX_UNARY_SPHERICAL_J0: return rlx_special_spherical_j0(x);
+    case RLX_UNARY_AIRY_AI: return rlx_special_airy_ai(x, f64);
     case RLX_UNARY_ENTR: return x != x ? x : x > 0 ? -x * log(x) : x == 0 ? 0.0 : -INFINITY;
     case RLX_UNARY_SINC: return sinc(x, f64);
     case RLX_UNARY_ANGLE: return x != x ? x : x < 0 ? M_PI : 0.0; /* of a real number; NaN propagates */

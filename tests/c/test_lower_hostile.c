@@ -818,8 +818,43 @@ TEST(histogram_args) {
   }
 }
 
+/* issue 11's lowerings (branch specials): segment_reduce, _trilinear, resize,
+ * batch norm training, the orthogonal polynomials */
+TEST(specials_args) {
+  const char *xl = "{'id': 'x', 'shape': [5], 'dtype': 'f32'}, {'id': 'l', 'shape': [2], 'dtype': 'i64'}";
+#define SEG(extra_args, kw) NODEK("aten.segment_reduce.default", X ", {'str': 'sum'}" extra_args, kw, OUT("[2]", "f32"))
+  REFUSE(RLX_ERR_SHAPE, "'axis'", xl, SEG("", "'lengths': {'ref': 'l'}, 'axis': " II(I64MAX)));
+  REFUSE(RLX_ERR_INVALID_ARGUMENT, "exactly one of lengths and offsets", xl,
+         SEG("", "'lengths': {'ref': 'l'}, 'offsets': {'ref': 'l'}"));
+  REFUSE(RLX_ERR_INVALID_ARGUMENT, "exactly one of lengths and offsets", xl, SEG("", "'axis': " I(0)));
+  REFUSE(RLX_ERR_UNSUPPORTED, "reduction 'median'", xl,
+         NODEK("aten.segment_reduce.default", X ", {'str': 'median'}", "'lengths': {'ref': 'l'}", OUT("[2]", "f32")));
+  REFUSE(RLX_ERR_SHAPE, "lengths has rank 1; it must be axis + 1 = 2",
+         "{'id': 'x', 'shape': [2, 5], 'dtype': 'f32'}, {'id': 'l', 'shape': [2], 'dtype': 'i64'}",
+         NODEK("aten.segment_reduce.default", X ", {'str': 'sum'}", "'lengths': {'ref': 'l'}, 'axis': " I(1),
+               OUT("[2, 2]", "f32")));
+#undef SEG
+  const char *three = "{'id': 'x', 'shape': [2, 3], 'dtype': 'f32'}, {'id': 'w', 'shape': [4, 3, 3], 'dtype': 'f32'}";
+#define TRI(e1, e2, e3, sum) NODE("aten._trilinear.default", X ", {'ref': 'w'}, " X ", " e1 ", " e2 ", " e3 ", " sum \
+                                  ", " I(1), OUT("[2, 4]", "f32"))
+  REFUSE(RLX_ERR_SHAPE, "names dim 1 twice", three, TRI(L(I(1) ", " I(1)), L(I(0)), L(I(1) ", " I(2)), L(I(2))));
+  REFUSE(RLX_ERR_SHAPE, "'expand1'", three, TRI(L(II(I64MAX) ", " I(3)), L(I(0)), L(I(1) ", " I(2)), L(I(2))));
+  REFUSE(RLX_ERR_SHAPE, "has rank 3, not 4", three, TRI(L(I(1) ", " I(3)), L(), L(I(1) ", " I(2)), L(I(2))));
+#undef TRI
+  REFUSE(RLX_ERR_UNSUPPORTED, "uninitialized", X22, NODE("aten.resize.default", X ", " L(I(3) ", " I(3)),
+                                                         OUT("[3, 3]", "f32")));
+  REFUSE(RLX_ERR_SHAPE, "running_mean must have shape [4]",
+         "{'id': 'x', 'shape': [2, 4, 3], 'dtype': 'f32'}, {'id': 'm', 'shape': [3], 'dtype': 'f32'}",
+         "{'id': 'n', 'op': 'aten._native_batch_norm_legit_functional.default', 'args': [" X ", {'none': true}, "
+         "{'none': true}, {'ref': 'm'}, {'ref': 'm'}, {'bool': true}, " F(0.1) ", " F(1e-5) "], 'out': ["
+         OUT("[2, 4, 3]", "f32") ", " OUT("[4]", "f32") ", " OUT("[4]", "f32") ", " OUT("[4]", "f32") ", "
+         OUT("[4]", "f32") "]}");
+  REFUSE(RLX_ERR_UNSUPPORTED, "not implemented for f16", IN("[3]", "f16"),
+         NODE("aten.special_legendre_polynomial_p.n_scalar", X ", " I(3), OUT("[3]", "f16")));
+}
+
 TEST_MAIN(pixel_shuffle_factor, im2col_params, repeat_sizes, unfold_windows, diagonal_offset_extremes, view_sizes,
           view_dims, expand_sizes, permute_flip_duplicates, split_args, tensor_split_indices, unbind_and_stack,
           pad_values_and_sizes, fill_values, compare_with_inf, integer_scalar_args, arange_args, reduce_dims, one_hot,
           conv_params, pool_params, resize_scales, norm_args, operand_types, recorded_outputs, order_stat_args,
-          view_scatter_args, index_maker_args, histogram_args)
+          view_scatter_args, index_maker_args, histogram_args, specials_args)

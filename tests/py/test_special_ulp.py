@@ -13,7 +13,10 @@ max(|f(x)|, A(x)), A(x) = min(sqrt(2 / (pi |x|)), 1): within 4 of torch's
 float32 result, or within 4 plus A(x) times half an ulp of x of the value.
 Torch's float result is A (P cos(phase) - Q sin(phase)) with the phase
 x - pi/4 rounded to float, which rlx reproduces, while torch's float rational
-approximations err by a few ulps of the amplitude.
+approximations err by a few ulps of the amplitude. Ai for x < 0 is held the
+same way, with the amplitude pi^-1/2 |x|^-1/4 and, below -2.09, two ulps of
+torch's float phase 2/3 |x|^(3/2) + pi/4 (near -2.1 torch's own float64 Ai
+is off by 3e-6, so the value there is mpmath's).
 
 Each op runs once as an exported program over a few thousand points: its
 domain on a grid, magnitudes from 1e-38 to 3e38 of both signs, and the edge
@@ -66,6 +69,7 @@ UNARY = {
     "y0": (sp.bessel_y0, (0, 60)), "y1": (sp.bessel_y1, (0, 60)),
     "spherical_j0": (sp.spherical_bessel_j0, (-60, 60)), "entr": (sp.entr, (-2, 50)),
     "sinc": (torch.sinc, (-20, 20)), "angle": (torch.angle, (-5, 5)),
+    "airy_ai": (sp.airy_ai, (-30, 30)),
 }
 BINARY = {
     "igamma": (torch.igamma, (0, 30, 0, 40)), "igammac": (torch.igammac, (0, 30, 0, 40)),
@@ -127,6 +131,7 @@ MP = {
     "j0": lambda x: mpmath.besselj(0, x), "j1": lambda x: mpmath.besselj(1, x),
     "y0": lambda x: mpmath.bessely(0, x), "y1": lambda x: mpmath.bessely(1, x),
     "igamma": lambda a, x: _mp_gamma_p(a, x, False), "igammac": lambda a, x: _mp_gamma_p(a, x, True),
+    "airy_ai": mpmath.airyai,
 }
 
 
@@ -160,6 +165,14 @@ def _check(name, got, t32, t64, xs):
         phase = amp * np.spacing(np.abs(x)).astype(np.float64) / 2  # torch's phase rounding, times the amplitude
         env = (env, phase)
         ok = (np.abs(got.astype(np.float64) - t32) <= 4 * 2.0**-24 * env[0]) | (_ulps(got, t32) == 0)
+    elif name == "airy_ai":  # Bessel-like below 0, torch's phase t = 2/3 |x|^(3/2) + pi/4 below -2.09
+        ax = np.abs(x.astype(np.float64))
+        amp = np.where(x < 0, np.minimum(0.5641895835 / np.maximum(ax, 1e-30) ** 0.25, 1.0), 0.0)
+        t = np.minimum(2 / 3 * ax ** 1.5 + np.pi / 4, 3e38).astype(np.float32)
+        phase = np.where(x < -2.09, amp * 2 * np.spacing(t).astype(np.float64), 0.0)  # its 4 float roundings
+        env = (np.maximum(np.abs(t32.astype(np.float64)), amp), phase)
+        ok = (_ulps(got, t32) <= 4) | (_ulps(got, t64.astype(np.float32)) <= 1) | \
+             (np.abs(got.astype(np.float64) - t32) <= 4 * 2.0**-24 * env[0])
     else:
         ok = (_ulps(got, t32) <= 4) | (_ulps(got, t64.astype(np.float32)) <= 1)
     idx = np.nonzero(~ok)[0]

@@ -171,6 +171,8 @@ static const unary_map unaries[] = {
     {"special_scaled_modified_bessel_k1", RLX_UNARY_BESSEL_K1E},
     {"special_spherical_bessel_j0", RLX_UNARY_SPHERICAL_J0}, {"special_entr", RLX_UNARY_ENTR},
     {"sinc", RLX_UNARY_SINC}, {"special_sinc", RLX_UNARY_SINC}, {"angle", RLX_UNARY_ANGLE},
+    /* specials (issue 11) */
+    {"special_airy_ai", RLX_UNARY_AIRY_AI},
 };
 
 static double dtype_max(rlx_dtype t) {

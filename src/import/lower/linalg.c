@@ -257,3 +257,28 @@ rlx_status rlx_lower_dist(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t in[2] = {a, b};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_CDIST, &p, in, 2));
 }
+
+/* addmv(self, mat [M, K], vec [K], beta, alpha) = beta * self + alpha * (mat @
+ * vec) (issue 11): the product as [M, K] @ [K, 1] with self (broadcastable to
+ * [M]) as the bias of the column; torch ignores self when beta is 0. */
+rlx_status rlx_lower_addmv(rlx_lower *lw, const rlx_aten_node *n) {
+  int32_t bias, a, b;
+  double alpha, beta;
+  rlx_status st = lw_tensor(lw, n, 0, "self", &bias);
+  if (!st) st = lw_tensor(lw, n, 1, "mat", &a);
+  if (!st) st = lw_tensor(lw, n, 2, "vec", &b);
+  if (!st) st = lw_float(lw, n, 3, "beta", 1.0, &beta);
+  if (!st) st = lw_float(lw, n, 4, "alpha", 1.0, &alpha);
+  if (st) return st;
+  const rlx_shape ms = lw_val(lw, a)->shape, vs = lw_val(lw, b)->shape, bs = lw_val(lw, bias)->shape;
+  if (ms.rank != 2 || vs.rank != 1 || bs.rank > 1) /* torch: "vector + matrix @ vector expected" */
+    return lw_fail(RLX_ERR_SHAPE, "addmv needs self of rank <= 1, a 2-D mat and a 1-D vec (got ranks %d, %d, %d)",
+                   bs.rank, ms.rank, vs.rank);
+  if (beta == 0) {
+    bias = -1;
+  } else if (bs.rank == 1) {
+    rlx_shape col = {.rank = 2, .dims = {bs.dims[0], 1}};
+    if ((bias = lw_reshape(lw, bias, &col)) < 0) return rlx_last_status();
+  }
+  return emit_matmul(lw, n, a, b, bias, false, alpha, beta);
+}

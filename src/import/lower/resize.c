@@ -77,7 +77,7 @@ rlx_status rlx_lower_upsample(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, lw_cast(lw, lw_emit(lw, RLX_OP_RESIZE, &p, &x, 1), ot));
 }
 
-/* grid_sampler(_2d)(input, grid, interpolation_mode, padding_mode, align_corners) */
+/* grid_sampler(_2d, _3d)(input, grid, interpolation_mode, padding_mode, align_corners) */
 rlx_status rlx_lower_grid_sampler(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x, grid;
   int64_t mode, pad;
@@ -89,9 +89,11 @@ rlx_status rlx_lower_grid_sampler(rlx_lower *lw, const rlx_aten_node *n) {
   if (!st) st = lw_int(lw, n, 3, "padding_mode", 0, &pad);
   if (!st) st = lw_bool(lw, n, 4, "align_corners", false, &p.grid_sample.align_corners);
   if (st) return st;
-  if (lw_val(lw, x)->shape.rank != 4)
-    return lw_fail(RLX_ERR_UNSUPPORTED, "grid_sample on a rank-%d input (only 2-D, rank 4, is supported)",
-                   lw_val(lw, x)->shape.rank);
+  int rank = lw_val(lw, x)->shape.rank;
+  if (rank != 4 && rank != 5)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "grid_sample on a rank-%d input (2-D, rank 4, or 3-D, rank 5)", rank);
+  if ((lw_is(n, "grid_sampler_2d") && rank != 4) || (lw_is(n, "grid_sampler_3d") && rank != 5))
+    return lw_fail(RLX_ERR_SHAPE, "%s on a rank-%d input", n->op, rank);
   if ((st = lw_check_range(mode, 0, 2, "argument 'interpolation_mode' (0 bilinear, 1 nearest, 2 bicubic)")) ||
       (st = lw_check_range(pad, 0, 2, "argument 'padding_mode' (0 zeros, 1 border, 2 reflection)")))
     return st;

@@ -315,7 +315,7 @@ rlx_status rlx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   int a;
   if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   rlx_dim d = lw_val(lw, x)->shape.dims[a];
-  if (lw_is(n, "narrow")) {
+  if (lw_is(n, "narrow") || lw_is(n, "narrow_copy")) {
     rlx_dim len;
     if ((st = lw_dim(lw, n, 2, "start", 0, &start)) || (st = lw_dim(lw, n, 3, "length", 0, &len))) return st;
     if (!rlx_dim_is_sym(start) && !rlx_dim_is_sym(len) && !rlx_dim_is_sym(d)) {

@@ -68,3 +68,57 @@ rlx_status rlx_lower_frexp(rlx_lower *lw, const rlx_aten_node *n) {
   }
   return lw_bind_multi(lw, n, outs, 2);
 }
+
+/* ---- orthogonal polynomials (issue 11) ---- */
+
+typedef struct poly_map {
+  const char *aten;
+  rlx_binary_kind kind;
+} poly_map;
+
+static const poly_map polys[] = {
+    {"special_chebyshev_polynomial_t", RLX_BINARY_CHEBYSHEV_T},
+    {"special_chebyshev_polynomial_u", RLX_BINARY_CHEBYSHEV_U},
+    {"special_chebyshev_polynomial_v", RLX_BINARY_CHEBYSHEV_V},
+    {"special_chebyshev_polynomial_w", RLX_BINARY_CHEBYSHEV_W},
+    {"special_shifted_chebyshev_polynomial_t", RLX_BINARY_SHIFTED_CHEBYSHEV_T},
+    {"special_shifted_chebyshev_polynomial_u", RLX_BINARY_SHIFTED_CHEBYSHEV_U},
+    {"special_shifted_chebyshev_polynomial_v", RLX_BINARY_SHIFTED_CHEBYSHEV_V},
+    {"special_shifted_chebyshev_polynomial_w", RLX_BINARY_SHIFTED_CHEBYSHEV_W},
+    {"special_hermite_polynomial_h", RLX_BINARY_HERMITE_H},
+    {"special_hermite_polynomial_he", RLX_BINARY_HERMITE_HE},
+    {"special_laguerre_polynomial_l", RLX_BINARY_LAGUERRE_L},
+    {"special_legendre_polynomial_p", RLX_BINARY_LEGENDRE_P},
+};
+
+/* special_<poly>(x, n) and its x_scalar / n_scalar overloads: torch promotes
+ * x and n to one float dtype (integers and bools to float32) and truncates n
+ * there, so n is cast to that dtype too; its CPU kernels exist for float32
+ * and float64 only. */
+rlx_status rlx_lower_orthopoly(rlx_lower *lw, const rlx_aten_node *n) {
+  const poly_map *m = NULL;
+  for (size_t i = 0; i < RLX_COUNTOF(polys) && !m; i++)
+    if (lw_is(n, polys[i].aten)) m = &polys[i];
+  if (!m) return lw_fail(RLX_ERR_INTERNAL, "no polynomial mapping");
+  const rlx_arg *args[2] = {lw_arg(n, 0, "x"), lw_arg(n, 1, "n")};
+  static const char *const what[2] = {"argument 'x'", "argument 'n'"};
+  lw_operand ops[2];
+  int32_t v[2];
+  for (int k = 0; k < 2; k++) {
+    if (!args[k]) return lw_fail(RLX_ERR_INVALID_ARGUMENT, "%s: %s is missing", n->op, what[k]);
+    rlx_status st = lw_operand_of(lw, args[k], &ops[k], &v[k]);
+    if (st) return st;
+  }
+  if (!ops[0].is_tensor && !ops[1].is_tensor)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s: x or n must be a tensor", n->op);
+  rlx_dtype ct = lw_result_type(ops, 2);
+  if (!rlx_dtype_is_float(ct)) ct = RLX_DTYPE_F32;
+  if (ct != RLX_DTYPE_F32 && ct != RLX_DTYPE_F64)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s is not implemented for %s (torch's CPU kernel takes float32 and "
+                   "float64)", rlx_binary_names[m->kind], rlx_dtype_name(ct));
+  for (int k = 0; k < 2; k++) {
+    v[k] = v[k] >= 0 ? lw_cast(lw, v[k], ct) : lw_scalar_arg(lw, args[k], ct, what[k]);
+    if (v[k] < 0) return rlx_last_status();
+  }
+  return lw_bind(lw, n, lw_binary(lw, m->kind, v[0], v[1]));
+}
