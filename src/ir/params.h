@@ -373,6 +373,23 @@ typedef struct rlx_fused_params {
   const rlx_fused_step *steps; /* (the graph's pool) */
 } rlx_fused_params;
 
+/* fft (src/ops/fft.c): the DFT along one axis of a complex tensor held as
+ * real pairs [..., 2] (docs/design.md, "Complex numbers"). */
+typedef enum rlx_fft_kind {
+  RLX_FFT_C2C, /* pairs [*A, n, *B, 2] -> pairs, same shape */
+  RLX_FFT_R2C, /* real [*A, n, *B] -> pairs [*A, n/2 + 1 (onesided) or n, *B, 2] */
+  RLX_FFT_C2R  /* pairs [*A, n/2 + 1, *B, 2] (a Hermitian half) -> real [*A, n, *B] */
+} rlx_fft_kind;
+
+typedef struct rlx_fft_params {
+  rlx_fft_kind kind;
+  int axis;      /* an axis of the complex (or real) tensor, never the trailing 2 */
+  int64_t n;     /* the transform's length, 1 .. 2^31 */
+  bool inverse;  /* exp(+2 pi i jk / n) instead of exp(-2 pi i jk / n) */
+  bool onesided; /* r2c: only the n/2 + 1 non-redundant outputs */
+  double scale;  /* every output is multiplied by it (torch's norm modes) */
+} rlx_fft_params;
+
 typedef union rlx_params {
   rlx_unary_params unary;
   rlx_binary_params binary;
@@ -412,6 +429,7 @@ typedef union rlx_params {
   rlx_cumulative_params cumulative;
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
+  rlx_fft_params fft; /* complex numbers */
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

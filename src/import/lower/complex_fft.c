@@ -1,0 +1,229 @@
+/*
+ * complex_fft.c — torch's Fourier transforms onto the real `fft` op
+ * (src/ops/fft.c; docs/design.md, "Complex numbers").
+ *
+ * Two families reach rlx. The primitives torch.export's default and Core
+ * ATen decompositions leave:
+ *
+ *   _fft_r2c(x, dim[], normalization, onesided)   real -> complex
+ *   _fft_c2c(x, dim[], normalization, forward)    complex -> complex
+ *   _fft_c2r(x, dim[], normalization, last_dim_size)  complex -> real
+ *
+ * (normalization 0: none, 1: 1/sqrt(n), 2: 1/n, n the product of the
+ * signal sizes), and torch.fft's own ops, kept whole by --decomposition
+ * aten: fft, ifft, rfft, irfft, hfft, ihfft (n, dim, norm) and fftn, ifftn,
+ * fft2, ifft2, rfftn, rfft2, irfftn, irfft2 (s, dim, norm), with torch's
+ * rules for defaults: a signal size padded with zeros or trimmed to n (s),
+ * irfft's n = 2 (L - 1), norm "backward" / "forward" / "ortho" scaling the
+ * inverse / forward / both directions.
+ *
+ * A transform over several axes is one `fft` node per axis (c2c, and r2c or
+ * c2r on the last axis); each node applies its own axis's share of the
+ * normalization (1/n_i or 1/sqrt(n_i)), which multiplies to torch's.
+ */
+#include <math.h>
+
+#include "import/lower/complex.h"
+
+#define MAX_FFT_DIMS RLX_MAX_RANK
+
+/* 0 none, 1 1/sqrt(n), 2 1/n: torch's fft_norm_mode. */
+static double norm_scale(int mode, int64_t n) { return mode == 2 ? 1.0 / (double)n : mode == 1 ? 1.0 / sqrt((double)n) : 1.0; }
+
+/* torch's norm string for a transform in direction `forward`, as a mode. */
+static rlx_status norm_mode(rlx_lower *lw, const rlx_aten_node *n, int pos, bool forward, int *mode) {
+  const rlx_arg *a = lw_arg(n, pos, "norm");
+  const char *s = a && a->kind == RLX_ARG_STR ? a->u.s : a ? NULL : "backward";
+  if (!s) return lw_fail(RLX_ERR_FORMAT, "argument 'norm' must be a string or None");
+  if (!strcmp(s, "ortho")) *mode = 1;
+  else if (!strcmp(s, "backward")) *mode = forward ? 0 : 2;
+  else if (!strcmp(s, "forward")) *mode = forward ? 2 : 0;
+  else return lw_fail(RLX_ERR_UNSUPPORTED, "norm '%.40s' is not one of backward, forward, ortho", s);
+  return RLX_OK;
+}
+
+static int32_t emit_fft(rlx_lower *lw, int32_t v, rlx_fft_kind kind, int axis, int64_t len, bool inverse,
+                        bool onesided, int mode) {
+  if (v < 0) return -1;
+  rlx_params p = {.fft = {.kind = kind, .axis = axis, .n = len, .inverse = inverse, .onesided = onesided,
+                          .scale = norm_scale(mode, len)}};
+  return lw_emit(lw, RLX_OP_FFT, &p, &v, 1);
+}
+
+/* v with axis `axis` trimmed (a slice from 0) or zero-padded to len. */
+static int32_t resize_axis(rlx_lower *lw, int32_t v, int axis, int64_t len) {
+  if (v < 0) return -1;
+  const rlx_shape *s = &lw_val(lw, v)->shape;
+  int64_t d = s->dims[axis];
+  if (d == len) return v;
+  if (d > len) {
+    rlx_params p = {.slice = {.axis = axis, .start = 0, .end = len, .step = 1}};
+    return lw_emit(lw, RLX_OP_SLICE, &p, &v, 1);
+  }
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.pad.mode = RLX_PAD_CONSTANT;
+  p.pad.hi[axis] = len - d;
+  return lw_emit(lw, RLX_OP_PAD, &p, &v, 1);
+}
+
+/* The transformed axes of `dim` (a list or an int) against the complex rank
+ * r: distinct, in the given order. */
+static rlx_status fft_axes(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *name, int r, int *axes,
+                           int *cnt) {
+  int64_t d[MAX_FFT_DIMS];
+  rlx_status st = lw_ints(lw, n, pos, name, d, MAX_FFT_DIMS, cnt);
+  if (st) return st;
+  uint32_t seen = 0;
+  for (int i = 0; i < *cnt; i++) {
+    if ((st = lw_axis(d[i], r, "argument 'dim'", &axes[i]))) return st;
+    if (r == 0) return lw_fail(RLX_ERR_SHAPE, "an FFT of a 0-d tensor");
+    if ((seen >> axes[i]) & 1) return lw_fail(RLX_ERR_SHAPE, "FFT dims must be unique (axis %d repeats)", axes[i]);
+    seen |= 1u << axes[i];
+  }
+  return RLX_OK;
+}
+
+static rlx_status check_len(int64_t len, int axis) {
+  if (len < 1 || len > RLX_MAX_PARAM)
+    return lw_fail(RLX_ERR_SHAPE, "invalid number of data points (%lld) along axis %d", (long long)len, axis);
+  return RLX_OK;
+}
+
+/* ---- the primitives ---- */
+
+rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
+  cx_val x;
+  const rlx_tinfo *t;
+  rlx_shape ps;
+  int axes[MAX_FFT_DIMS], cnt = 0;
+  int64_t mode, last = 0;
+  rlx_status st = cx_tensor(lw, n, 0, "self", &x);
+  if (!st) st = cx_out(n, &t, &ps);
+  if (!st) st = fft_axes(lw, n, 1, "dim", cx_rank(lw, &x), axes, &cnt);
+  if (!st) st = lw_int_in(lw, n, 2, "normalization", 0, 0, 2, &mode);
+  if (st) return st;
+  bool r2c = lw_is(n, "_fft_r2c"), c2r = lw_is(n, "_fft_c2r");
+  if (r2c == x.complex || (!r2c && !x.complex))
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s takes a %s input", n->op, r2c ? "real" : "complex");
+  if (r2c && !t->complex) return lw_fail(RLX_ERR_FORMAT, "_fft_r2c's output is recorded as real");
+  if (!cnt) return lw_bind(lw, n, r2c ? cx_pairs(lw, &x, t->dtype) : x.v);
+  const rlx_shape *xs = &lw_val(lw, x.v)->shape;
+  int32_t v = lw_cast(lw, x.v, t->dtype);
+  if (r2c) {
+    bool onesided;
+    if ((st = lw_bool(lw, n, 3, "onesided", true, &onesided))) return st;
+    int a = axes[cnt - 1];
+    if ((st = check_len(xs->dims[a], a))) return st;
+    v = emit_fft(lw, v, RLX_FFT_R2C, a, xs->dims[a], false, onesided, (int)mode);
+    for (int i = 0; i < cnt - 1 && v >= 0; i++) {
+      if ((st = check_len(xs->dims[axes[i]], axes[i]))) return st;
+      v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], xs->dims[axes[i]], false, false, (int)mode);
+    }
+    return lw_bind(lw, n, v);
+  }
+  bool forward = false;
+  if (!c2r && (st = lw_bool(lw, n, 3, "forward", true, &forward))) return st;
+  if (c2r && (st = lw_int(lw, n, 3, "last_dim_size", 0, &last))) return st;
+  for (int i = 0; i < cnt - (c2r ? 1 : 0) && v >= 0; i++) {
+    if ((st = check_len(xs->dims[axes[i]], axes[i]))) return st;
+    v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], xs->dims[axes[i]], !forward, false, (int)mode);
+  }
+  if (c2r) {
+    int a = axes[cnt - 1];
+    if ((st = check_len(last, a))) return st;
+    int64_t L = xs->dims[a], half = last / 2 + 1;
+    if (L != half && L != last) /* as torch's c2r */
+      return lw_fail(RLX_ERR_SHAPE, "_fft_c2r: axis %d has %lld elements; last_dim_size %lld needs %lld (or %lld)", a,
+                     (long long)L, (long long)last, (long long)half, (long long)last);
+    v = emit_fft(lw, resize_axis(lw, v, a, half), RLX_FFT_C2R, a, last, true, false, (int)mode);
+  }
+  return lw_bind(lw, n, v);
+}
+
+/* ---- torch.fft's ops ---- */
+
+typedef enum { FAM_C2C, FAM_R2C, FAM_C2R } fft_family;
+
+rlx_status cx_lower_fft(rlx_lower *lw, const rlx_aten_node *n) {
+  char base[16] = ""; /* "fft", "irfftn", "ihfft", ... : the name after aten.fft_ */
+  const char *b = n->op + strlen("aten.fft_"), *dot = strchr(b, '.');
+  size_t bl = dot ? (size_t)(dot - b) : strlen(b);
+  if (bl >= sizeof base) return lw_fail(RLX_ERR_INTERNAL, "unknown FFT op");
+  memcpy(base, b, bl);
+  bool nd = base[bl - 1] == 'n', two = base[bl - 1] == '2', forward = base[0] != 'i';
+  bool hermitian = strstr(base, "hfft") != NULL; /* hfft: c2r of conj(x), forward; ihfft: conj(r2c(x)), inverse */
+  fft_family fam = strstr(base, "irfft") || (hermitian && forward) ? FAM_C2R
+                   : strstr(base, "rfft") || hermitian ? FAM_R2C : FAM_C2C;
+  cx_val x;
+  const rlx_tinfo *t;
+  rlx_shape ps;
+  rlx_status st = cx_tensor(lw, n, 0, "self", &x);
+  if (!st) st = cx_out(n, &t, &ps);
+  if (st) return st;
+  if (fam == FAM_R2C && x.complex)
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s expects a real input tensor, but got a complex one", n->op);
+  int r = cx_rank(lw, &x);
+  int axes[MAX_FFT_DIMS], cnt = 0, nsz = 0, mode = 0;
+  int64_t sizes[MAX_FFT_DIMS];
+  if (nd || two) { /* (s, dim, norm) */
+    if ((st = lw_ints(lw, n, 1, "s", sizes, MAX_FFT_DIMS, &nsz))) return st;
+    bool has_dim = lw_arg(n, 2, "dim") != NULL;
+    if (has_dim && (st = fft_axes(lw, n, 2, "dim", r, axes, &cnt))) return st;
+    if (!has_dim && two) {
+      if (r < 2) return lw_fail(RLX_ERR_SHAPE, "a 2-D FFT of a rank-%d tensor", r);
+      axes[0] = r - 2, axes[1] = r - 1, cnt = 2;
+    } else if (!has_dim) {
+      if (nsz > r) return lw_fail(RLX_ERR_SHAPE, "'s' has %d values but the input has %d dims", nsz, r);
+      cnt = nsz ? nsz : r;
+      for (int i = 0; i < cnt; i++) axes[i] = r - cnt + i;
+    }
+    if (nsz && nsz != cnt) return lw_fail(RLX_ERR_SHAPE, "'s' and 'dim' must have the same length");
+    if ((st = norm_mode(lw, n, 3, forward, &mode))) return st;
+  } else { /* (n, dim, norm) */
+    int64_t len, d;
+    bool has_n = lw_arg(n, 1, "n") != NULL;
+    if ((st = lw_int(lw, n, 1, "n", -1, &len)) || (st = lw_int(lw, n, 2, "dim", -1, &d))) return st;
+    if (r == 0) return lw_fail(RLX_ERR_SHAPE, "an FFT of a 0-d tensor");
+    if ((st = lw_axis(d, r, "argument 'dim'", &axes[0]))) return st;
+    cnt = 1;
+    if (has_n) sizes[0] = len, nsz = 1;
+    if ((st = norm_mode(lw, n, 3, forward, &mode))) return st;
+  }
+  if (!cnt) return lw_fail(RLX_ERR_SHAPE, "%s must transform at least one axis", n->op);
+  const rlx_shape *xs = &lw_val(lw, x.v)->shape;
+  int64_t len[MAX_FFT_DIMS]; /* signal sizes (the output's along each axis for c2r) */
+  for (int i = 0; i < cnt; i++) {
+    bool given = nsz && sizes[i] != -1;
+    len[i] = given ? sizes[i] : xs->dims[axes[i]];
+    if (fam == FAM_C2R && i == cnt - 1 && !given) len[i] = 2 * (xs->dims[axes[i]] - 1);
+    if ((st = check_len(len[i], axes[i]))) return st;
+  }
+  int32_t v;
+  if (fam == FAM_R2C) {
+    v = lw_cast(lw, x.v, t->dtype);
+    for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], len[i]);
+    v = emit_fft(lw, v, RLX_FFT_R2C, axes[cnt - 1], len[cnt - 1], false, true, mode);
+    for (int i = 0; i < cnt - 1; i++) v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], false, false, mode);
+    if (hermitian && v >= 0) { /* ihfft = conj(rfft(x)), normalized as an inverse */
+      int32_t im = cx_part(lw, v, 1);
+      rlx_params p = {.unary = {.kind = RLX_UNARY_NEG}};
+      v = im < 0 ? -1 : cx_join(lw, cx_part(lw, v, 0), lw_emit(lw, RLX_OP_UNARY, &p, &im, 1));
+    }
+    return lw_bind(lw, n, v);
+  }
+  rlx_dtype comp = t->dtype;
+  v = cx_pairs(lw, &x, comp);
+  int c2c_n = fam == FAM_C2R ? cnt - 1 : cnt;
+  for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], fam == FAM_C2R && i == cnt - 1 ? len[i] / 2 + 1 : len[i]);
+  for (int i = 0; i < c2c_n; i++) v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], !forward, false, mode);
+  if (fam == FAM_C2R) {
+    if (hermitian && v >= 0) { /* hfft = irfft(conj(x)) as a forward transform */
+      int32_t im = cx_part(lw, v, 1);
+      rlx_params p = {.unary = {.kind = RLX_UNARY_NEG}};
+      v = im < 0 ? -1 : cx_join(lw, cx_part(lw, v, 0), lw_emit(lw, RLX_OP_UNARY, &p, &im, 1));
+    }
+    v = emit_fft(lw, v, RLX_FFT_C2R, axes[cnt - 1], len[cnt - 1], true, false, mode);
+  }
+  return lw_bind(lw, n, v);
+}

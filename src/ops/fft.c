@@ -1,0 +1,282 @@
+/*
+ * fft.c — the discrete Fourier transform along one axis, on real tensors
+ * (docs/design.md, "Complex numbers"): a complex value is its real pairs, a
+ * trailing axis of 2 (real, imaginary).
+ *
+ *   c2c  x [*A, n, *B, 2]       -> y [*A, n, *B, 2]
+ *   r2c  x [*A, n, *B]          -> y [*A, n/2 + 1 (onesided) or n, *B, 2]
+ *   c2r  x [*A, n/2 + 1, *B, 2] -> y [*A, n, *B]
+ *
+ *   y[k] = scale * sum_j x[j] exp(s 2 pi i j k / n),  s = -1 forward, +1 inverse
+ *
+ * The axis is an axis of the complex tensor (never the trailing 2). c2r reads
+ * a Hermitian half spectrum, as torch's (pocketfft's) c2r: x[0] and, for even
+ * n, x[n/2] are taken as real (their imaginary parts are ignored), x[n - k]
+ * is conj(x[k]), and the output is the real part. Padding or trimming to n,
+ * the choice of scale (torch's norm modes) and several axes are the
+ * lowering's (import/lower/complex.c). f32 and f64 components.
+ *
+ * The reference kernel computes every line in double: a power of two with an
+ * iterative radix-2 FFT, lengths up to 16 with the direct sum, any other
+ * length with Bluestein's algorithm (a chirp convolution through a radix-2
+ * FFT of length m >= 2n - 1). Twiddles are cos/sin of exact multiples of
+ * 2 pi / n (the index product reduced mod n, the chirp's j^2 mod 2n kept as
+ * an integer), so the error is a few ulp of double times log2 m: far below
+ * float32 rounding, and below torch's own float64 error bar.
+ */
+#include <math.h>
+
+#include "ops/ops_util.h"
+
+static const char *const fft_kind_names[] = {"c2c", "r2c", "c2r"};
+
+/* Lengths below this use the direct sum; above, a non-power of two uses Bluestein. */
+#define FFT_DIRECT_MAX 16
+
+static bool is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/* The radix-2 length Bluestein convolves over: the least power of two >= 2n - 1. */
+static int64_t bluestein_len(int64_t n) {
+  int64_t m = 1;
+  while (m < 2 * n - 1) m <<= 1;
+  return m;
+}
+
+/* The plan of one line's transform: how it is computed and its scratch. */
+typedef enum { FFT_POW2, FFT_DIRECT, FFT_BLUESTEIN } fft_algo;
+
+static fft_algo fft_algo_of(int64_t n) {
+  if (is_pow2(n)) return FFT_POW2;
+  return n <= FFT_DIRECT_MAX ? FFT_DIRECT : FFT_BLUESTEIN;
+}
+
+/* Doubles of scratch for a line of length n: the line (2n), and per
+ * algorithm the twiddles (pow2: n; direct: 2n) or Bluestein's chirp (2n),
+ * its transformed kernel (2m), the work line (2m) and the length-m
+ * twiddles (m). */
+static int64_t fft_scratch_doubles(int64_t n) {
+  switch (fft_algo_of(n)) {
+    case FFT_POW2: return 2 * n + n;
+    case FFT_DIRECT: return 2 * n + 2 * n;
+    default: {
+      int64_t m = bluestein_len(n);
+      return 2 * n + 2 * n + 2 * m + 2 * m + m;
+    }
+  }
+}
+
+static rlx_status fft_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
+  const rlx_value *x = rlx_in(g, n, 0);
+  const rlx_fft_params *p = &n->p.fft;
+  if (x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_F64)
+    RLX_INFER_FAIL("fft takes f32 or f64 components, got %s", rlx_dtype_name(x->dtype));
+  if (p->kind < RLX_FFT_C2C || p->kind > RLX_FFT_C2R) RLX_INFER_FAIL("fft: unknown kind %d", (int)p->kind);
+  if (p->n < 1 || p->n > RLX_MAX_PARAM) RLX_INFER_FAIL("fft: length %lld must be in [1, 2^31]", (long long)p->n);
+  if (!isfinite(p->scale)) RLX_INFER_FAIL("fft: scale %g is not finite", p->scale);
+  bool pairs_in = p->kind != RLX_FFT_R2C;
+  int rank = x->shape.rank - (pairs_in ? 1 : 0); /* the complex (or real) tensor's rank */
+  if (pairs_in && (x->shape.rank < 2 || x->shape.dims[x->shape.rank - 1] != 2))
+    RLX_INFER_FAIL("fft %s: the input must be real pairs [..., 2], got rank %d", fft_kind_names[p->kind],
+                   x->shape.rank);
+  if (p->axis < 0 || p->axis >= rank) RLX_INFER_FAIL("fft: axis %d is out of range for rank %d", p->axis, rank);
+  int64_t half = p->n / 2 + 1;
+  int64_t want = p->kind == RLX_FFT_C2R ? half : p->n;
+  if (x->shape.dims[p->axis] != want)
+    RLX_INFER_FAIL("fft %s: axis %d has %lld elements; length %lld needs %lld", fft_kind_names[p->kind], p->axis,
+                   (long long)x->shape.dims[p->axis], (long long)p->n, (long long)want);
+  os[0] = x->shape;
+  od[0] = x->dtype;
+  if (p->kind == RLX_FFT_R2C) {
+    if (x->shape.rank >= RLX_MAX_RANK) RLX_INFER_FAIL("fft r2c: rank %d output is over the limit", x->shape.rank + 1);
+    os[0].dims[p->axis] = p->onesided ? half : p->n;
+    os[0].dims[os[0].rank++] = 2;
+  } else if (p->kind == RLX_FFT_C2R) {
+    os[0].rank--;
+    os[0].dims[p->axis] = p->n;
+  }
+  return RLX_OK;
+}
+
+static size_t fft_scratch(const rlx_graph *g, const rlx_node *n) {
+  (void)g;
+  return (size_t)fft_scratch_doubles(n->p.fft.n) * sizeof(double);
+}
+
+/* w[k] = exp(s 2 pi i k / n), k < count (interleaved re, im). */
+static void twiddles(double *w, int64_t n, int64_t count, double s) {
+  for (int64_t k = 0; k < count; k++) {
+    double t = 2.0 * M_PI * (double)k / (double)n;
+    w[2 * k] = cos(t), w[2 * k + 1] = s * sin(t);
+  }
+}
+
+/* In-place radix-2 FFT of z [m, 2] with twiddles w [m/2, 2] of sign s. */
+static void fft_pow2(double *z, int64_t m, const double *w) {
+  for (int64_t i = 1, j = 0; i < m; i++) { /* bit reversal */
+    int64_t bit = m >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j |= bit;
+    if (i < j) {
+      double tr = z[2 * i], ti = z[2 * i + 1];
+      z[2 * i] = z[2 * j], z[2 * i + 1] = z[2 * j + 1];
+      z[2 * j] = tr, z[2 * j + 1] = ti;
+    }
+  }
+  for (int64_t len = 2; len <= m; len <<= 1) {
+    int64_t half = len >> 1, step = m / len;
+    for (int64_t i = 0; i < m; i += len)
+      for (int64_t k = 0; k < half; k++) {
+        double wr = w[2 * k * step], wi = w[2 * k * step + 1];
+        double *a = &z[2 * (i + k)], *b = &z[2 * (i + k + half)];
+        double br = b[0] * wr - b[1] * wi, bi = b[0] * wi + b[1] * wr;
+        b[0] = a[0] - br, b[1] = a[1] - bi;
+        a[0] += br, a[1] += bi;
+      }
+  }
+}
+
+/* The per-node tables (twiddles, Bluestein's chirp and kernel), built once
+ * per run into scratch after the line buffer. */
+typedef struct fft_plan {
+  fft_algo algo;
+  int64_t n, m;
+  double *line; /* [n, 2] */
+  double *w;    /* pow2: [n/2, 2]; direct: [n, 2]; Bluestein: [m/2, 2] */
+  double *chirp, *kernel, *work; /* Bluestein: [n, 2], [m, 2], [m, 2] */
+} fft_plan;
+
+static void fft_plan_make(fft_plan *pl, int64_t n, double s, double *scratch) {
+  memset(pl, 0, sizeof *pl);
+  pl->algo = fft_algo_of(n), pl->n = n, pl->m = 0;
+  pl->line = scratch;
+  double *t = scratch + 2 * n;
+  if (pl->algo == FFT_POW2) {
+    pl->w = t;
+    twiddles(pl->w, n, n / 2, s);
+    return;
+  }
+  if (pl->algo == FFT_DIRECT) {
+    pl->w = t;
+    twiddles(pl->w, n, n, s);
+    return;
+  }
+  int64_t m = pl->m = bluestein_len(n);
+  pl->chirp = t, pl->kernel = t + 2 * n, pl->work = t + 2 * n + 2 * m, pl->w = t + 2 * n + 4 * m;
+  /* chirp c_j = exp(s pi i j^2 / n), with j^2 mod 2n kept exact */
+  for (int64_t j = 0, q = 0; j < n; j++) {
+    double a = M_PI * (double)q / (double)n;
+    pl->chirp[2 * j] = cos(a), pl->chirp[2 * j + 1] = s * sin(a);
+    q += 2 * j + 1; /* (j + 1)^2 = j^2 + 2j + 1 */
+    q %= 2 * n;
+  }
+  /* kernel b_j = conj(c_|j|) on the circle of length m, transformed */
+  twiddles(pl->w, m, m / 2, -1.0);
+  for (int64_t k = 0; k < 2 * m; k++) pl->kernel[k] = 0;
+  for (int64_t j = 0; j < n; j++) {
+    pl->kernel[2 * j] = pl->chirp[2 * j], pl->kernel[2 * j + 1] = -pl->chirp[2 * j + 1];
+    if (j) pl->kernel[2 * (m - j)] = pl->chirp[2 * j], pl->kernel[2 * (m - j) + 1] = -pl->chirp[2 * j + 1];
+  }
+  fft_pow2(pl->kernel, m, pl->w);
+}
+
+/* pl->line [n, 2] <- its DFT (unscaled). */
+static void fft_line(fft_plan *pl) {
+  int64_t n = pl->n;
+  double *z = pl->line;
+  if (pl->algo == FFT_POW2) {
+    fft_pow2(z, n, pl->w);
+    return;
+  }
+  if (pl->algo == FFT_DIRECT) { /* the work buffer is Bluestein's; use the kernel's room: n <= 16 */
+    double out[2 * FFT_DIRECT_MAX];
+    for (int64_t k = 0; k < n; k++) {
+      double re = 0, im = 0;
+      for (int64_t j = 0; j < n; j++) {
+        int64_t e = (j * k) % n;
+        double wr = pl->w[2 * e], wi = pl->w[2 * e + 1];
+        re += z[2 * j] * wr - z[2 * j + 1] * wi;
+        im += z[2 * j] * wi + z[2 * j + 1] * wr;
+      }
+      out[2 * k] = re, out[2 * k + 1] = im;
+    }
+    memcpy(z, out, sizeof(double) * 2 * (size_t)n);
+    return;
+  }
+  /* Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), the sum a circular
+   * convolution of length m done as IFFT(FFT(a) FFT(b)) / m */
+  int64_t m = pl->m;
+  double *a = pl->work;
+  const double *c = pl->chirp;
+  for (int64_t j = 0; j < n; j++) {
+    a[2 * j] = z[2 * j] * c[2 * j] - z[2 * j + 1] * c[2 * j + 1];
+    a[2 * j + 1] = z[2 * j] * c[2 * j + 1] + z[2 * j + 1] * c[2 * j];
+  }
+  for (int64_t j = 2 * n; j < 2 * m; j++) a[j] = 0;
+  fft_pow2(a, m, pl->w);
+  for (int64_t k = 0; k < m; k++) { /* a *= kernel, then conj so the forward FFT inverts */
+    double re = a[2 * k] * pl->kernel[2 * k] - a[2 * k + 1] * pl->kernel[2 * k + 1];
+    double im = a[2 * k] * pl->kernel[2 * k + 1] + a[2 * k + 1] * pl->kernel[2 * k];
+    a[2 * k] = re, a[2 * k + 1] = -im;
+  }
+  fft_pow2(a, m, pl->w);
+  double inv_m = 1.0 / (double)m;
+  for (int64_t k = 0; k < n; k++) { /* conv_k = conj(a_k) / m; X_k = c_k conv_k */
+    double re = a[2 * k] * inv_m, im = -a[2 * k + 1] * inv_m;
+    z[2 * k] = re * c[2 * k] - im * c[2 * k + 1];
+    z[2 * k + 1] = re * c[2 * k + 1] + im * c[2 * k];
+  }
+}
+
+static rlx_status fft_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
+  const rlx_fft_params *p = &n->p.fft;
+  const rlx_tensor_view *x = &in[0];
+  bool f64 = x->dtype == RLX_DTYPE_F64;
+  int64_t N = p->n;
+  int64_t A = 1, B = 1; /* the axes before and after the transformed one (of the complex shape) */
+  int rank = p->kind == RLX_FFT_R2C ? x->rank : x->rank - 1;
+  for (int d = 0; d < p->axis; d++) A *= x->dims[d];
+  for (int d = p->axis + 1; d < rank; d++) B *= x->dims[d];
+  int64_t L_in = x->dims[p->axis];                   /* n, or n/2 + 1 for c2r */
+  int64_t L_out = p->kind == RLX_FFT_C2R ? N : (p->kind == RLX_FFT_R2C && p->onesided ? N / 2 + 1 : N);
+  int in_c = p->kind == RLX_FFT_R2C ? 1 : 2, out_c = p->kind == RLX_FFT_C2R ? 1 : 2; /* components per element */
+  fft_plan pl;
+  fft_plan_make(&pl, N, p->inverse ? 1.0 : -1.0, scratch);
+  double *z = pl.line; /* z [n, 2] */
+  for (int64_t a = 0; a < A; a++)
+    for (int64_t b = 0; b < B; b++) {
+      int64_t in0 = a * L_in * B + b, out0 = a * L_out * B + b; /* element offsets of the line's start */
+      if (p->kind == RLX_FFT_C2R) { /* the Hermitian extension of the half spectrum */
+        for (int64_t k = 0; k < L_in; k++) {
+          int64_t e = (in0 + k * B) * 2;
+          z[2 * k] = f64 ? ((const double *)x->data)[e] : ((const float *)x->data)[e];
+          z[2 * k + 1] = f64 ? ((const double *)x->data)[e + 1] : ((const float *)x->data)[e + 1];
+        }
+        z[1] = 0;
+        if (N % 2 == 0) z[2 * (N / 2) + 1] = 0;
+        for (int64_t k = 1; k < N - N / 2; k++) z[2 * (N - k)] = z[2 * k], z[2 * (N - k) + 1] = -z[2 * k + 1];
+      } else {
+        for (int64_t j = 0; j < N; j++) {
+          int64_t e = (in0 + j * B) * in_c;
+          z[2 * j] = f64 ? ((const double *)x->data)[e] : ((const float *)x->data)[e];
+          z[2 * j + 1] = in_c == 1 ? 0.0 : f64 ? ((const double *)x->data)[e + 1] : ((const float *)x->data)[e + 1];
+        }
+      }
+      fft_line(&pl);
+      for (int64_t k = 0; k < L_out; k++)
+        for (int c = 0; c < out_c; c++) {
+          int64_t e = (out0 + k * B) * out_c + c;
+          double v = z[2 * k + c] * p->scale;
+          if (f64) ((double *)out[0].data)[e] = v;
+          else ((float *)out[0].data)[e] = (float)v;
+        }
+    }
+  return RLX_OK;
+}
+
+static void fft_print(const rlx_node *n, char *buf, size_t cap) {
+  const rlx_fft_params *p = &n->p.fft;
+  rlx_bprintf(buf, cap, "%s axis=%d n=%lld %s scale=%g%s", fft_kind_names[p->kind], p->axis, (long long)p->n,
+              p->inverse ? "inverse" : "forward", p->scale, p->kind == RLX_FFT_R2C && !p->onesided ? " full" : "");
+}
+
+const rlx_op_vtable rlx_op_fft = {.infer = fft_infer, .ref = fft_ref, .scratch = fft_scratch, .print = fft_print};
