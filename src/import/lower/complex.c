@@ -230,6 +230,7 @@ static const struct {
     {"transpose_copy", cx_lower_permute}, {"t", cx_lower_permute}, {"t_copy", cx_lower_permute},
     {"slice", cx_lower_slice}, {"slice_copy", cx_lower_slice}, {"select", cx_lower_slice},
     {"select_copy", cx_lower_slice}, {"narrow", cx_lower_slice}, {"cat", cx_lower_cat}, {"stack", cx_lower_cat},
+    {"constant_pad_nd", cx_lower_pad}, {"pad", cx_lower_pad},
     /* the Fourier transforms (complex_fft.c) */
     {"_fft_r2c", cx_lower_fft_prim}, {"_fft_c2c", cx_lower_fft_prim}, {"_fft_c2r", cx_lower_fft_prim},
     {"fft_fft", cx_lower_fft}, {"fft_ifft", cx_lower_fft}, {"fft_rfft", cx_lower_fft}, {"fft_irfft", cx_lower_fft},

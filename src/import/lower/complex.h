@@ -43,6 +43,7 @@ rlx_status cx_lower_expand(rlx_lower *lw, const rlx_aten_node *n);
 rlx_status cx_lower_permute(rlx_lower *lw, const rlx_aten_node *n); /* permute, transpose, t */
 rlx_status cx_lower_slice(rlx_lower *lw, const rlx_aten_node *n);   /* slice, select, narrow */
 rlx_status cx_lower_cat(rlx_lower *lw, const rlx_aten_node *n);     /* cat, stack */
+rlx_status cx_lower_pad(rlx_lower *lw, const rlx_aten_node *n);     /* constant_pad_nd, pad (constant) */
 
 /* complex_fft.c */
 rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n); /* _fft_r2c, _fft_c2c, _fft_c2r */

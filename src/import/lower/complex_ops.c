@@ -318,3 +318,49 @@ rlx_status cx_lower_cat(rlx_lower *lw, const rlx_aten_node *n) {
   rlx_params p = {.axis = {.axis = a}};
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_CONCAT, &p, xs, kept));
 }
+
+/* constant_pad_nd(self, pad, value) / pad(self, pad, "constant", value):
+ * the pairs are padded along the complex axes with value + 0i. */
+rlx_status cx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
+  cx_val x;
+  int64_t pads[2 * RLX_MAX_RANK];
+  int cnt;
+  rlx_status st = cx_tensor(lw, n, 0, "self", &x);
+  if (!st) st = lw_ints(lw, n, 1, "pad", pads, 2 * RLX_MAX_RANK, &cnt);
+  if (st) return st;
+  int value_pos = 2;
+  if (lw_is(n, "pad")) {
+    const rlx_arg *m = lw_arg(n, 2, "mode");
+    if (m && (m->kind != RLX_ARG_STR || strcmp(m->u.s, "constant")))
+      return lw_fail(RLX_ERR_UNSUPPORTED, "complex values are padded with a constant only");
+    value_pos = 3;
+  }
+  const rlx_arg *va = lw_resolve(lw, lw_arg(n, value_pos, "value"));
+  if (va && va->kind == RLX_ARG_STR) return lw_fail(RLX_ERR_UNSUPPORTED, "a complex pad value is not supported");
+  double value = 0;
+  if (va && (st = lw_float(lw, n, value_pos, "value", 0, &value))) return st;
+  const rlx_shape xs = lw_val(lw, x.v)->shape;
+  int r = cx_rank(lw, &x);
+  if (cnt % 2 || cnt / 2 > r) return lw_fail(RLX_ERR_SHAPE, "%d pad values for a rank-%d tensor", cnt, r);
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.pad.mode = RLX_PAD_CONSTANT;
+  for (int i = 0; i < cnt / 2; i++) {
+    int ax = r - 1 - i;
+    int64_t d = xs.dims[ax], lo = pads[2 * i], hi = pads[2 * i + 1];
+    bool ok = true;
+    int64_t size = lw_add64(lw_add64(d, lo, &ok), hi, &ok);
+    if (lo < -d || hi < -d || !ok || size < 0 || size > RLX_MAX_NUMEL)
+      return lw_fail(RLX_ERR_SHAPE, "padding (%lld, %lld) of a dim of size %lld", (long long)lo, (long long)hi,
+                     (long long)d);
+    p.pad.lo[ax] = lo, p.pad.hi[ax] = hi;
+  }
+  int32_t v = x.complex ? x.v : cx_pairs(lw, &x, lw_val(lw, x.v)->dtype);
+  if (v < 0) return rlx_last_status();
+  if (value == 0) return lw_bind(lw, n, lw_emit(lw, RLX_OP_PAD, &p, &v, 1));
+  int32_t re = cx_part(lw, v, 0), im = cx_part(lw, v, 1);
+  if (re < 0 || im < 0) return rlx_last_status();
+  int32_t pim = lw_emit(lw, RLX_OP_PAD, &p, &im, 1);
+  p.pad.value = value;
+  return lw_bind(lw, n, pim < 0 ? -1 : cx_join(lw, lw_emit(lw, RLX_OP_PAD, &p, &re, 1), pim));
+}
