@@ -10,7 +10,9 @@ verified with `rlx verify` (docs/design.md, "Complex numbers"):
 
 each in the decompositions that keep different ops (aten keeps torch.fft's
 fft_* ops, high and core leave _fft_r2c / _fft_c2c / _fft_c2r), at
-power-of-two and other lengths (Bluestein's path in the fft kernel). Also
+power-of-two and other lengths (Bluestein's path in the fft kernel); the
+rotary models also with a dynamic sequence, and Llama 4 and DeepSeek-V2
+generating text through rlx.export_llm as transformers does. Also
 what the files hold (a complex weight as real pairs) and the errors: complex
 program inputs and outputs, an op rlx does not lower on complex values.
 """
@@ -130,6 +132,80 @@ def test_deepseek_v2(rlx_bin, tmp_path):
     summary, _ = export_and_verify(rlx_bin, tmp_path / "out", m, (torch.randint(0, 64, (2, 7)),))
     ops = ops_of(summary)
     assert ops["aten.polar.default"] == 1 and ops["aten.view_as_complex.default"] == 4
+
+
+def test_meta_llama_dynamic_sequence(rlx_bin, tmp_path):
+    """Complex rotary embeddings at symbolic shapes: a dynamic sequence axis,
+    verified at four bindings besides the example."""
+    for freqs in ("const", "polar"):
+        model, inputs = load("meta_llama", freqs=freqs)
+        out = tmp_path / freqs
+        summary = rlx.export_program(model, inputs, out, decomposition="high", dynamic=["tokens:1:seq:1:16"],
+                                     reference_shapes=True, check=True)
+        assert summary["check"] == "passed", summary["check_message"]
+        assert len(summary["reference_bindings"]) >= 3
+        r = run_rlx(rlx_bin, "verify", out)
+        assert r.returncode == 0 and "parity: PASS" in r.stdout and "binding 3" in r.stdout, r.stdout + r.stderr
+
+
+def test_fft_at_symbolic_shapes_is_refused(rlx_bin, tmp_path):
+    model, inputs = load("fnet")
+    summary = rlx.export_program(model, inputs, tmp_path, dynamic=["ids:1:seq:1:32"], check=True)
+    assert summary["check"] == "failed"
+    assert ("(aten._fft_c2c.default): rlx lowers this op on complex values at static shapes only"
+            in summary["check_message"]), summary["check_message"]
+
+
+def _llama4_lm():
+    from transformers import Llama4ForCausalLM, Llama4TextConfig
+    torch.manual_seed(0)
+    return Llama4ForCausalLM(Llama4TextConfig(
+        vocab_size=320, hidden_size=32, intermediate_size=64, intermediate_size_mlp=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, num_local_experts=2,
+        max_position_embeddings=128)).eval()
+
+
+def _deepseek_v2_lm():
+    from transformers import DeepseekV2Config, DeepseekV2ForCausalLM
+    torch.manual_seed(0)
+    return DeepseekV2ForCausalLM(DeepseekV2Config(
+        vocab_size=320, hidden_size=32, intermediate_size=64, moe_intermediate_size=16, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, n_routed_experts=4, num_experts_per_tok=2,
+        n_shared_experts=1, kv_lora_rank=16, q_lora_rank=None, qk_rope_head_dim=8, v_head_dim=8,
+        qk_nope_head_dim=8, first_k_dense_replace=1, max_position_embeddings=128)).eval()
+
+
+@pytest.mark.parametrize("make", [_llama4_lm, _deepseek_v2_lm], ids=["llama4", "deepseek_v2"])
+def test_generate_with_complex_rotary(rlx_bin, tmp_path, make):
+    """rlx.export_llm (dynamic T and L, the KV cache as state) of a model with
+    complex rotary embeddings: every step's logits within the f32 bar of
+    transformers' greedy generate() (following torch's tokens), and the same
+    free-running tokens."""
+    import numpy as np
+    from rlx.export_llm import export_llm
+    lm = make()
+    out = tmp_path / "llm"
+    s = export_llm(lm, out, max_seq=48, check=True)
+    assert s["check"] == "passed", s["check_message"]
+    prompt = torch.randint(3, 320, (1, 7), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        g = lm.generate(prompt, max_new_tokens=24, do_sample=False, output_logits=True,
+                        return_dict_in_generate=True, pad_token_id=0)
+    want = g.sequences[0, 7:].tolist()
+    ref = torch.cat([x.float() for x in g.logits]).numpy()
+    p = ",".join(map(str, prompt[0].tolist()))
+    npy = tmp_path / "logits.npy"
+    r = run_rlx(rlx_bin, "generate", out, "--prompt-ids", p, "--max-new-tokens", len(want), "--force-ids",
+                ",".join(map(str, want)), "--logits-out", npy, "--quiet")
+    assert r.returncode == 0, r.stderr
+    got = np.load(npy)
+    assert got.shape == ref.shape
+    for i, (a, b) in enumerate(zip(got, ref)):
+        assert float(np.abs(a - b).max()) <= 1e-4 + 1e-4 * float(np.abs(b).max()), f"step {i}"
+    r = run_rlx(rlx_bin, "generate", out, "--prompt-ids", p, "--max-new-tokens", len(want), "--quiet")
+    assert r.returncode == 0, r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("ids:")][0]
+    assert [int(x) for x in line[4:].split(",")] == want
 
 
 def test_localize_through_complex_values(rlx_bin, tmp_path):

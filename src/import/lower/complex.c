@@ -17,9 +17,10 @@
  * are the real `fft` op (complex_fft.c). Any other op on a complex value is
  * RLX_ERR_UNSUPPORTED naming the op (the driver adds the FX node).
  *
- * Shapes are static here: the driver refuses a complex node with a symbolic
- * shape. Output shapes are torch's recorded ones, which lw_bind checks
- * against what the emitted nodes infer.
+ * Output shapes are torch's recorded ones, which lw_bind checks against what
+ * the emitted nodes infer. Symbolic shapes: handlers marked dyn below lower
+ * them (the recorded types carry the symbolic dims); the driver refuses a
+ * symbolic node of any other complex op, naming it.
  */
 #include <stdio.h>
 
@@ -202,42 +203,53 @@ typedef rlx_status (*cx_handler)(rlx_lower *lw, const rlx_aten_node *n);
 static rlx_status lower_real(rlx_lower *lw, const rlx_aten_node *n) { return lower_part(lw, n, 0); }
 static rlx_status lower_imag(rlx_lower *lw, const rlx_aten_node *n) { return lower_part(lw, n, 1); }
 
+/* dyn: the handler lowers symbolic shapes too (docs/design.md, "Shapes"):
+ * it emits only ops whose infer is symbolic, takes sizes from the recorded
+ * (symbolic) output type and compares a symbolic size with nothing but
+ * equality. The FFTs and pads need static sizes. */
 static const struct {
   const char *op;
   cx_handler fn;
+  bool dyn;
 } handlers[] = {
-    {"view_as_complex", lower_view_as}, {"view_as_real", lower_view_as}, {"view_as_complex_copy", lower_view_as},
-    {"view_as_real_copy", lower_view_as}, {"polar", lower_polar}, {"complex", lower_polar},
-    {"real", lower_real}, {"imag", lower_imag},
-    {"_to_copy", lower_convert}, {"to", lower_convert}, {"type_as", lower_convert},
-    {"_assert_tensor_metadata", rlx_lower_noop},
+    {"view_as_complex", lower_view_as, true}, {"view_as_real", lower_view_as, true}, {"view_as_complex_copy", lower_view_as, true},
+    {"view_as_real_copy", lower_view_as, true}, {"polar", lower_polar, true}, {"complex", lower_polar, true},
+    {"real", lower_real, true}, {"imag", lower_imag, true},
+    {"_to_copy", lower_convert, true}, {"to", lower_convert, true}, {"type_as", lower_convert, true},
+    {"_assert_tensor_metadata", rlx_lower_noop, true},
     /* aliases: the pairs are the value */
-    {"clone", rlx_lower_alias}, {"contiguous", rlx_lower_alias}, {"detach", rlx_lower_alias},
-    {"alias", rlx_lower_alias}, {"alias_copy", rlx_lower_alias}, {"detach_copy", rlx_lower_alias},
-    {"lift_fresh_copy", rlx_lower_alias}, {"resolve_conj", rlx_lower_alias}, {"resolve_neg", rlx_lower_alias},
+    {"clone", rlx_lower_alias, true}, {"contiguous", rlx_lower_alias, true}, {"detach", rlx_lower_alias, true},
+    {"alias", rlx_lower_alias, true}, {"alias_copy", rlx_lower_alias, true}, {"detach_copy", rlx_lower_alias, true},
+    {"lift_fresh_copy", rlx_lower_alias, true}, {"resolve_conj", rlx_lower_alias, true}, {"resolve_neg", rlx_lower_alias, true},
     /* elementwise (complex_ops.c) */
-    {"mul", cx_lower_arith}, {"add", cx_lower_arith}, {"sub", cx_lower_arith}, {"div", cx_lower_arith},
-    {"rsub", cx_lower_arith}, {"neg", cx_lower_unary}, {"conj", cx_lower_unary}, {"_conj", cx_lower_unary},
-    {"conj_physical", cx_lower_unary}, {"_conj_physical", cx_lower_unary}, {"positive", cx_lower_unary},
-    {"abs", cx_lower_abs}, {"angle", cx_lower_abs}, {"sum", cx_lower_reduce}, {"mean", cx_lower_reduce},
+    {"mul", cx_lower_arith, true}, {"add", cx_lower_arith, true}, {"sub", cx_lower_arith, true}, {"div", cx_lower_arith, true},
+    {"rsub", cx_lower_arith, true}, {"neg", cx_lower_unary, true}, {"conj", cx_lower_unary, true}, {"_conj", cx_lower_unary, true},
+    {"conj_physical", cx_lower_unary, true}, {"_conj_physical", cx_lower_unary, true}, {"positive", cx_lower_unary, true},
+    {"abs", cx_lower_abs, true}, {"angle", cx_lower_abs, true}, {"sum", cx_lower_reduce, true}, {"mean", cx_lower_reduce, true},
     /* shape ops (complex_ops.c) */
-    {"view", cx_lower_reshape}, {"_unsafe_view", cx_lower_reshape}, {"reshape", cx_lower_reshape},
-    {"view_copy", cx_lower_reshape}, {"_reshape_alias", cx_lower_reshape}, {"flatten", cx_lower_reshape},
-    {"unflatten", cx_lower_reshape}, {"unsqueeze", cx_lower_reshape}, {"squeeze", cx_lower_reshape},
-    {"unsqueeze_copy", cx_lower_reshape}, {"squeeze_copy", cx_lower_reshape}, {"view_as", cx_lower_reshape},
-    {"expand", cx_lower_expand}, {"expand_copy", cx_lower_expand},
-    {"permute", cx_lower_permute}, {"permute_copy", cx_lower_permute}, {"transpose", cx_lower_permute},
-    {"transpose_copy", cx_lower_permute}, {"t", cx_lower_permute}, {"t_copy", cx_lower_permute},
-    {"slice", cx_lower_slice}, {"slice_copy", cx_lower_slice}, {"select", cx_lower_slice},
-    {"select_copy", cx_lower_slice}, {"narrow", cx_lower_slice}, {"cat", cx_lower_cat}, {"stack", cx_lower_cat},
-    {"constant_pad_nd", cx_lower_pad}, {"pad", cx_lower_pad},
+    {"view", cx_lower_reshape, true}, {"_unsafe_view", cx_lower_reshape, true}, {"reshape", cx_lower_reshape, true},
+    {"view_copy", cx_lower_reshape, true}, {"_reshape_alias", cx_lower_reshape, true}, {"flatten", cx_lower_reshape, true},
+    {"unflatten", cx_lower_reshape, true}, {"unsqueeze", cx_lower_reshape, true}, {"squeeze", cx_lower_reshape, true},
+    {"unsqueeze_copy", cx_lower_reshape, true}, {"squeeze_copy", cx_lower_reshape, true}, {"view_as", cx_lower_reshape, true},
+    {"expand", cx_lower_expand, true}, {"expand_copy", cx_lower_expand, true},
+    {"permute", cx_lower_permute, true}, {"permute_copy", cx_lower_permute, true}, {"transpose", cx_lower_permute, true},
+    {"transpose_copy", cx_lower_permute, true}, {"t", cx_lower_permute, true}, {"t_copy", cx_lower_permute, true},
+    {"slice", cx_lower_slice, true}, {"slice_copy", cx_lower_slice, true}, {"select", cx_lower_slice, true},
+    {"select_copy", cx_lower_slice, true}, {"narrow", cx_lower_slice, true}, {"cat", cx_lower_cat, true}, {"stack", cx_lower_cat, true},
+    {"constant_pad_nd", cx_lower_pad, false}, {"pad", cx_lower_pad, false},
     /* the Fourier transforms (complex_fft.c) */
-    {"_fft_r2c", cx_lower_fft_prim}, {"_fft_c2c", cx_lower_fft_prim}, {"_fft_c2r", cx_lower_fft_prim},
-    {"fft_fft", cx_lower_fft}, {"fft_ifft", cx_lower_fft}, {"fft_rfft", cx_lower_fft}, {"fft_irfft", cx_lower_fft},
-    {"fft_hfft", cx_lower_fft}, {"fft_ihfft", cx_lower_fft}, {"fft_fftn", cx_lower_fft}, {"fft_ifftn", cx_lower_fft},
-    {"fft_fft2", cx_lower_fft}, {"fft_ifft2", cx_lower_fft}, {"fft_rfftn", cx_lower_fft},
-    {"fft_rfft2", cx_lower_fft}, {"fft_irfftn", cx_lower_fft}, {"fft_irfft2", cx_lower_fft},
+    {"_fft_r2c", cx_lower_fft_prim, false}, {"_fft_c2c", cx_lower_fft_prim, false}, {"_fft_c2r", cx_lower_fft_prim, false},
+    {"fft_fft", cx_lower_fft, false}, {"fft_ifft", cx_lower_fft, false}, {"fft_rfft", cx_lower_fft, false}, {"fft_irfft", cx_lower_fft, false},
+    {"fft_hfft", cx_lower_fft, false}, {"fft_ihfft", cx_lower_fft, false}, {"fft_fftn", cx_lower_fft, false}, {"fft_ifftn", cx_lower_fft, false},
+    {"fft_fft2", cx_lower_fft, false}, {"fft_ifft2", cx_lower_fft, false}, {"fft_rfftn", cx_lower_fft, false},
+    {"fft_rfft2", cx_lower_fft, false}, {"fft_irfftn", cx_lower_fft, false}, {"fft_irfft2", cx_lower_fft, false},
 };
+
+bool lw_complex_dynamic(const rlx_aten_node *n) {
+  for (size_t i = 0; i < RLX_COUNTOF(handlers); i++)
+    if (lw_is(n, handlers[i].op)) return handlers[i].dyn;
+  return false;
+}
 
 rlx_status rlx_lower_complex(rlx_lower *lw, const rlx_aten_node *n) {
   if (strncmp(n->op, "aten.", 5))

@@ -254,6 +254,7 @@ rlx_status cx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   if (lw_is(n, "select") || lw_is(n, "select_copy")) {
     int64_t idx;
     if ((st = lw_int(lw, n, 2, "index", 0, &idx))) return st;
+    if (rlx_dim_is_sym(d)) return lw_fail(RLX_ERR_UNSUPPORTED, "select along a symbolic complex axis");
     if (idx < -d || idx >= d)
       return lw_fail(RLX_ERR_SHAPE, "select index %lld is out of range for a dim of size %lld", (long long)idx,
                      (long long)d);
@@ -261,6 +262,7 @@ rlx_status cx_lower_slice(rlx_lower *lw, const rlx_aten_node *n) {
   } else if (lw_is(n, "narrow")) {
     int64_t s0, len;
     if ((st = lw_int(lw, n, 2, "start", 0, &s0)) || (st = lw_int(lw, n, 3, "length", 0, &len))) return st;
+    if (rlx_dim_is_sym(d)) return lw_fail(RLX_ERR_UNSUPPORTED, "narrow along a symbolic complex axis");
     if (s0 < 0) s0 += d;
     if (s0 < 0 || s0 > d || len < 0 || len > d - s0)
       return lw_fail(RLX_ERR_SHAPE, "narrow(start=%lld, length=%lld) is out of range for a dim of size %lld",

@@ -1059,9 +1059,9 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
     const lower_entry *e = is_sym_op(n->op) || !strcmp(n->op, "_getitem") ? NULL : find_entry(n->op);
     if (!strcmp(n->op, "_getitem")) st = lower_getitem(&lw, n);
     else if (is_sym_op(n->op)) st = rlx_lower_scalar(&lw, n);
-    else if (lw_node_is_complex(&lw, n) && node_symbolic(&lw, n))
-      st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers complex values at static shapes only, and this node has a "
-                      "symbolic shape or size; export with those axes static");
+    else if (lw_node_is_complex(&lw, n) && !lw_complex_dynamic(n) && node_symbolic(&lw, n))
+      st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op on complex values at static shapes only, and this "
+                      "node has a symbolic shape or size; export with those axes static");
     else if (lw_node_is_complex(&lw, n)) st = rlx_lower_complex(&lw, n);
     else if (!e->dynamic && node_symbolic(&lw, n))
       st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op at static shapes only, and this node has a symbolic "

@@ -228,6 +228,8 @@ bool lw_node_is_complex(rlx_lower *lw, const rlx_aten_node *n);
 /* Lowers a node that reads or makes complex values onto real ops over the
  * real pairs; an op it does not know is RLX_ERR_UNSUPPORTED naming it. */
 rlx_status rlx_lower_complex(rlx_lower *lw, const rlx_aten_node *n);
+/* Whether rlx_lower_complex lowers n's op at symbolic shapes too. */
+bool lw_complex_dynamic(const rlx_aten_node *n);
 /* The shape of the real pairs of a complex value of shape s (s + [2]);
  * RLX_ERR_UNSUPPORTED when s already has the largest rank. */
 rlx_status lw_pairs_shape(const rlx_shape *s, rlx_shape *out);
