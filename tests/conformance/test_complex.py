@@ -169,6 +169,9 @@ CASES += [
     case(aten.fft_rfft2.default, "ortho", lambda x: vr(fft.rfft2(x, norm="ortho")), randn(2, 6, 9)),
     case(aten.fft_irfftn.default, "s", lambda x: fft.irfftn(vc(x), s=(5, 7)), randn(2, 4, 4, 2)),
     case(aten.fft_irfft2.default, "default", lambda x: fft.irfft2(vc(x)), randn(2, 6, 5, 2)),
+    # an FFT of constants: the fold pass runs the kernel at compile time
+    case(aten.fft_rfft.default, "folded-constant", lambda x: x + vr(fft.rfft(torch.arange(10.0).cos())),
+         randn(6, 2)),
 ]
 
 # -- the primitives (high and core decompose torch.fft's ops into them)
