@@ -169,6 +169,11 @@ CASES += [
     case(aten.fft_rfft2.default, "ortho", lambda x: vr(fft.rfft2(x, norm="ortho")), randn(2, 6, 9)),
     case(aten.fft_irfftn.default, "s", lambda x: fft.irfftn(vc(x), s=(5, 7)), randn(2, 4, 4, 2)),
     case(aten.fft_irfft2.default, "default", lambda x: fft.irfft2(vc(x)), randn(2, 6, 5, 2)),
+    case(aten.fft_hfftn.default, "default", lambda x: fft.hfftn(vc(x)), randn(3, 4, 5, 2)),
+    case(aten.fft_hfft2.default, "s-ortho", lambda x: fft.hfft2(vc(x), s=(5, 7), norm="ortho"), randn(2, 4, 4, 2)),
+    case(aten.fft_ihfftn.default, "default", lambda x: vr(fft.ihfftn(x).resolve_conj()), randn(3, 4, 6)),
+    case(aten.fft_ihfft2.default, "forward", lambda x: vr(fft.ihfft2(x, norm="forward").resolve_conj()),
+         randn(2, 5, 7)),
     # an FFT of constants: the fold pass runs the kernel at compile time
     case(aten.fft_rfft.default, "folded-constant", lambda x: x + vr(fft.rfft(torch.arange(10.0).cos())),
          randn(6, 2)),

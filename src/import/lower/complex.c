@@ -243,6 +243,8 @@ static const struct {
     {"fft_hfft", cx_lower_fft, false}, {"fft_ihfft", cx_lower_fft, false}, {"fft_fftn", cx_lower_fft, false}, {"fft_ifftn", cx_lower_fft, false},
     {"fft_fft2", cx_lower_fft, false}, {"fft_ifft2", cx_lower_fft, false}, {"fft_rfftn", cx_lower_fft, false},
     {"fft_rfft2", cx_lower_fft, false}, {"fft_irfftn", cx_lower_fft, false}, {"fft_irfft2", cx_lower_fft, false},
+    {"fft_hfftn", cx_lower_fft, false}, {"fft_hfft2", cx_lower_fft, false}, {"fft_ihfftn", cx_lower_fft, false},
+    {"fft_ihfft2", cx_lower_fft, false},
 };
 
 bool lw_complex_dynamic(const rlx_aten_node *n) {

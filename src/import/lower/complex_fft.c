@@ -145,85 +145,108 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
 
 typedef enum { FAM_C2C, FAM_R2C, FAM_C2R } fft_family;
 
-rlx_status cx_lower_fft(rlx_lower *lw, const rlx_aten_node *n) {
-  char base[16] = ""; /* "fft", "irfftn", "ihfft", ... : the name after aten.fft_ */
+/* What an fft_* op is, from its name ("fft", "irfftn", "ihfft2", ...). */
+typedef struct fft_op {
+  bool multi;     /* the (s, dim, norm) forms: ...n and ...2 */
+  bool two;       /* ...2: dim defaults to the last two */
+  bool forward;   /* the direction torch's norm names refer to (not i...) */
+  bool hermitian; /* hfft: c2r of conj(x), forward; ihfft: conj(r2c(x)), inverse */
+  fft_family fam;
+} fft_op;
+
+static rlx_status fft_op_of(const rlx_aten_node *n, fft_op *o) {
+  char base[16] = "";
   const char *b = n->op + strlen("aten.fft_"), *dot = strchr(b, '.');
   size_t bl = dot ? (size_t)(dot - b) : strlen(b);
-  if (bl >= sizeof base) return lw_fail(RLX_ERR_INTERNAL, "unknown FFT op");
+  if (strncmp(n->op, "aten.fft_", 9) || bl == 0 || bl >= sizeof base)
+    return lw_fail(RLX_ERR_INTERNAL, "not a torch.fft op");
   memcpy(base, b, bl);
-  bool nd = base[bl - 1] == 'n', two = base[bl - 1] == '2', forward = base[0] != 'i';
-  bool hermitian = strstr(base, "hfft") != NULL; /* hfft: c2r of conj(x), forward; ihfft: conj(r2c(x)), inverse */
-  fft_family fam = strstr(base, "irfft") || (hermitian && forward) ? FAM_C2R
-                   : strstr(base, "rfft") || hermitian ? FAM_R2C : FAM_C2C;
+  o->two = base[bl - 1] == '2';
+  o->multi = o->two || base[bl - 1] == 'n';
+  o->forward = base[0] != 'i';
+  o->hermitian = strstr(base, "hfft") != NULL;
+  o->fam = strstr(base, "irfft") || (o->hermitian && o->forward) ? FAM_C2R
+           : strstr(base, "rfft") || o->hermitian ? FAM_R2C : FAM_C2C;
+  return RLX_OK;
+}
+
+/* The transformed axes, their signal sizes (for c2r the output's along the
+ * last axis) and the norm mode, with torch's defaults for n / s and dim. */
+static rlx_status fft_signal(rlx_lower *lw, const rlx_aten_node *n, const fft_op *o, const rlx_shape *xs, int r,
+                             int *axes, int64_t *len, int *cnt, int *mode) {
+  int nsz = 0;
+  int64_t sizes[MAX_FFT_DIMS];
+  rlx_status st;
+  *cnt = 0;
+  if (o->multi) { /* (s, dim, norm) */
+    if ((st = lw_ints(lw, n, 1, "s", sizes, MAX_FFT_DIMS, &nsz))) return st;
+    bool has_dim = lw_arg(n, 2, "dim") != NULL;
+    if (has_dim && (st = fft_axes(lw, n, 2, "dim", r, axes, cnt))) return st;
+    if (!has_dim && o->two) {
+      if (r < 2) return lw_fail(RLX_ERR_SHAPE, "a 2-D FFT of a rank-%d tensor", r);
+      axes[0] = r - 2, axes[1] = r - 1, *cnt = 2;
+    } else if (!has_dim) {
+      if (nsz > r) return lw_fail(RLX_ERR_SHAPE, "'s' has %d values but the input has %d dims", nsz, r);
+      *cnt = nsz ? nsz : r;
+      for (int i = 0; i < *cnt; i++) axes[i] = r - *cnt + i;
+    }
+    if (nsz && nsz != *cnt) return lw_fail(RLX_ERR_SHAPE, "'s' and 'dim' must have the same length");
+  } else { /* (n, dim, norm) */
+    int64_t d;
+    if ((st = lw_int(lw, n, 1, "n", -1, &sizes[0])) || (st = lw_int(lw, n, 2, "dim", -1, &d))) return st;
+    if (r == 0) return lw_fail(RLX_ERR_SHAPE, "an FFT of a 0-d tensor");
+    if ((st = lw_axis(d, r, "argument 'dim'", &axes[0]))) return st;
+    *cnt = 1;
+    nsz = lw_arg(n, 1, "n") != NULL;
+  }
+  if (!*cnt) return lw_fail(RLX_ERR_SHAPE, "%s must transform at least one axis", n->op);
+  for (int i = 0; i < *cnt; i++) {
+    bool given = nsz && sizes[i] != -1;
+    len[i] = given ? sizes[i] : xs->dims[axes[i]];
+    if (o->fam == FAM_C2R && i == *cnt - 1 && !given) len[i] = 2 * (xs->dims[axes[i]] - 1);
+    if ((st = check_len(len[i], axes[i]))) return st;
+  }
+  return norm_mode(lw, n, 3, o->forward, mode);
+}
+
+/* The conjugate of pairs v. */
+static int32_t conj_pairs(rlx_lower *lw, int32_t v) {
+  int32_t im = cx_part(lw, v, 1);
+  rlx_params p = {.unary = {.kind = RLX_UNARY_NEG}};
+  return im < 0 ? -1 : cx_join(lw, cx_part(lw, v, 0), lw_emit(lw, RLX_OP_UNARY, &p, &im, 1));
+}
+
+rlx_status cx_lower_fft(rlx_lower *lw, const rlx_aten_node *n) {
+  fft_op o = {0}; /* gcc cannot see that rlx_errorf never returns RLX_OK */
   cx_val x;
   const rlx_tinfo *t;
   rlx_shape ps;
-  rlx_status st = cx_tensor(lw, n, 0, "self", &x);
+  rlx_status st = fft_op_of(n, &o);
+  if (!st) st = cx_tensor(lw, n, 0, "self", &x);
   if (!st) st = cx_out(n, &t, &ps);
   if (st) return st;
-  if (fam == FAM_R2C && x.complex)
+  if (o.fam == FAM_R2C && x.complex)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s expects a real input tensor, but got a complex one", n->op);
-  int r = cx_rank(lw, &x);
-  int axes[MAX_FFT_DIMS], cnt = 0, nsz = 0, mode = 0;
-  int64_t sizes[MAX_FFT_DIMS];
-  if (nd || two) { /* (s, dim, norm) */
-    if ((st = lw_ints(lw, n, 1, "s", sizes, MAX_FFT_DIMS, &nsz))) return st;
-    bool has_dim = lw_arg(n, 2, "dim") != NULL;
-    if (has_dim && (st = fft_axes(lw, n, 2, "dim", r, axes, &cnt))) return st;
-    if (!has_dim && two) {
-      if (r < 2) return lw_fail(RLX_ERR_SHAPE, "a 2-D FFT of a rank-%d tensor", r);
-      axes[0] = r - 2, axes[1] = r - 1, cnt = 2;
-    } else if (!has_dim) {
-      if (nsz > r) return lw_fail(RLX_ERR_SHAPE, "'s' has %d values but the input has %d dims", nsz, r);
-      cnt = nsz ? nsz : r;
-      for (int i = 0; i < cnt; i++) axes[i] = r - cnt + i;
-    }
-    if (nsz && nsz != cnt) return lw_fail(RLX_ERR_SHAPE, "'s' and 'dim' must have the same length");
-    if ((st = norm_mode(lw, n, 3, forward, &mode))) return st;
-  } else { /* (n, dim, norm) */
-    int64_t len, d;
-    bool has_n = lw_arg(n, 1, "n") != NULL;
-    if ((st = lw_int(lw, n, 1, "n", -1, &len)) || (st = lw_int(lw, n, 2, "dim", -1, &d))) return st;
-    if (r == 0) return lw_fail(RLX_ERR_SHAPE, "an FFT of a 0-d tensor");
-    if ((st = lw_axis(d, r, "argument 'dim'", &axes[0]))) return st;
-    cnt = 1;
-    if (has_n) sizes[0] = len, nsz = 1;
-    if ((st = norm_mode(lw, n, 3, forward, &mode))) return st;
-  }
-  if (!cnt) return lw_fail(RLX_ERR_SHAPE, "%s must transform at least one axis", n->op);
-  const rlx_shape *xs = &lw_val(lw, x.v)->shape;
-  int64_t len[MAX_FFT_DIMS]; /* signal sizes (the output's along each axis for c2r) */
-  for (int i = 0; i < cnt; i++) {
-    bool given = nsz && sizes[i] != -1;
-    len[i] = given ? sizes[i] : xs->dims[axes[i]];
-    if (fam == FAM_C2R && i == cnt - 1 && !given) len[i] = 2 * (xs->dims[axes[i]] - 1);
-    if ((st = check_len(len[i], axes[i]))) return st;
-  }
+  int axes[MAX_FFT_DIMS], cnt = 0, mode = 0;
+  int64_t len[MAX_FFT_DIMS];
+  if ((st = fft_signal(lw, n, &o, &lw_val(lw, x.v)->shape, cx_rank(lw, &x), axes, len, &cnt, &mode))) return st;
+  int last = cnt - 1;
   int32_t v;
-  if (fam == FAM_R2C) {
+  if (o.fam == FAM_R2C) { /* r2c on the last axis, then c2c forward on the others */
     v = lw_cast(lw, x.v, t->dtype);
     for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], len[i]);
-    v = emit_fft(lw, v, RLX_FFT_R2C, axes[cnt - 1], len[cnt - 1], false, true, mode);
-    for (int i = 0; i < cnt - 1; i++) v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], false, false, mode);
-    if (hermitian && v >= 0) { /* ihfft = conj(rfft(x)), normalized as an inverse */
-      int32_t im = cx_part(lw, v, 1);
-      rlx_params p = {.unary = {.kind = RLX_UNARY_NEG}};
-      v = im < 0 ? -1 : cx_join(lw, cx_part(lw, v, 0), lw_emit(lw, RLX_OP_UNARY, &p, &im, 1));
-    }
-    return lw_bind(lw, n, v);
+    v = emit_fft(lw, v, RLX_FFT_R2C, axes[last], len[last], false, true, mode);
+    for (int i = 0; i < last; i++) v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], false, false, mode);
+    return lw_bind(lw, n, o.hermitian && v >= 0 ? conj_pairs(lw, v) : v); /* conj(c2c fwd) = c2c inv of conj */
   }
-  rlx_dtype comp = t->dtype;
-  v = cx_pairs(lw, &x, comp);
-  int c2c_n = fam == FAM_C2R ? cnt - 1 : cnt;
-  for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], fam == FAM_C2R && i == cnt - 1 ? len[i] / 2 + 1 : len[i]);
-  for (int i = 0; i < c2c_n; i++) v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], !forward, false, mode);
-  if (fam == FAM_C2R) {
-    if (hermitian && v >= 0) { /* hfft = irfft(conj(x)) as a forward transform */
-      int32_t im = cx_part(lw, v, 1);
-      rlx_params p = {.unary = {.kind = RLX_UNARY_NEG}};
-      v = im < 0 ? -1 : cx_join(lw, cx_part(lw, v, 0), lw_emit(lw, RLX_OP_UNARY, &p, &im, 1));
-    }
-    v = emit_fft(lw, v, RLX_FFT_C2R, axes[cnt - 1], len[cnt - 1], true, false, mode);
+  bool c2r = o.fam == FAM_C2R;
+  v = cx_pairs(lw, &x, t->dtype);
+  for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], c2r && i == last ? len[i] / 2 + 1 : len[i]);
+  for (int i = 0; i < (c2r ? last : cnt); i++)
+    v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], !o.forward, false, mode);
+  if (c2r) {
+    if (o.hermitian && v >= 0) v = conj_pairs(lw, v);
+    v = emit_fft(lw, v, RLX_FFT_C2R, axes[last], len[last], true, false, mode);
   }
   return lw_bind(lw, n, v);
 }
