@@ -3,7 +3,7 @@
  * (docs/design.md, "Complex numbers"; the representation is complex.c's).
  *
  *   (a + bi)(c + di) = (ac - bd) + (ad + bc)i
- *   (a + bi)/(c + di) = ((ac + bd) + (bc - ad)i) / (c^2 + d^2)
+ *   (a + bi)/(c + di) = ((ac + bd) + (bc - ad)i) / (c^2 + d^2), c and d scaled first
  *   |a + bi| = hypot(a, b),  angle = atan2(b, a),  conj = a - bi
  *
  * A real operand of mul or div scales both parts (torch promotes it to a
@@ -48,12 +48,19 @@ static int32_t cmul(rlx_lower *lw, int32_t x, int32_t y) {
   return cx_join(lw, re, im);
 }
 
+/* (a + bi) / (c + di) with c and d scaled by s = max(|c|, |d|), as torch's
+ * vectorized complex division, so c^2 + d^2 cannot overflow or underflow:
+ * c' = c / s, d' = d / s, den = c c' + d d', ((a c' + b d') + (b c' - a d')i) / den. */
 static int32_t cdiv(rlx_lower *lw, int32_t x, int32_t y) {
   int32_t a = cx_part(lw, x, 0), b = cx_part(lw, x, 1), c = cx_part(lw, y, 0), d = cx_part(lw, y, 1);
   if (a < 0 || b < 0 || c < 0 || d < 0) return -1;
-  int32_t den = bin(lw, RLX_BINARY_ADD, bin(lw, RLX_BINARY_MUL, c, c), bin(lw, RLX_BINARY_MUL, d, d));
-  int32_t re = bin(lw, RLX_BINARY_ADD, bin(lw, RLX_BINARY_MUL, a, c), bin(lw, RLX_BINARY_MUL, b, d));
-  int32_t im = bin(lw, RLX_BINARY_SUB, bin(lw, RLX_BINARY_MUL, b, c), bin(lw, RLX_BINARY_MUL, a, d));
+  rlx_params pa = {.unary = {.kind = RLX_UNARY_ABS}};
+  int32_t ac = lw_emit(lw, RLX_OP_UNARY, &pa, &c, 1), ad = lw_emit(lw, RLX_OP_UNARY, &pa, &d, 1);
+  int32_t s = bin(lw, RLX_BINARY_MAXIMUM, ac, ad);
+  int32_t cs = bin(lw, RLX_BINARY_DIV, c, s), ds = bin(lw, RLX_BINARY_DIV, d, s);
+  int32_t den = bin(lw, RLX_BINARY_ADD, bin(lw, RLX_BINARY_MUL, c, cs), bin(lw, RLX_BINARY_MUL, d, ds));
+  int32_t re = bin(lw, RLX_BINARY_ADD, bin(lw, RLX_BINARY_MUL, a, cs), bin(lw, RLX_BINARY_MUL, b, ds));
+  int32_t im = bin(lw, RLX_BINARY_SUB, bin(lw, RLX_BINARY_MUL, b, cs), bin(lw, RLX_BINARY_MUL, a, ds));
   return cx_join(lw, bin(lw, RLX_BINARY_DIV, re, den), bin(lw, RLX_BINARY_DIV, im, den));
 }
 
