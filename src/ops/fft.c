@@ -26,6 +26,7 @@
  */
 #include <math.h>
 
+#include "ops/fft.h"
 #include "ops/ops_util.h"
 
 static const char *const fft_kind_names[] = {"c2c", "r2c", "c2r"};
@@ -42,28 +43,34 @@ static int64_t bluestein_len(int64_t n) {
   return m;
 }
 
-/* The plan of one line's transform: how it is computed and its scratch. */
-typedef enum { FFT_POW2, FFT_DIRECT, FFT_BLUESTEIN } fft_algo;
-
-static fft_algo fft_algo_of(int64_t n) {
+static rlx_fft_algo fft_algo_of(int64_t n) {
   if (is_pow2(n)) return FFT_POW2;
   return n <= FFT_DIRECT_MAX ? FFT_DIRECT : FFT_BLUESTEIN;
 }
 
-/* Doubles of scratch for a line of length n: the line (2n), and per
- * algorithm the twiddles (pow2: n; direct: 2n) or Bluestein's chirp (2n),
- * its transformed kernel (2m), the work line (2m) and the length-m
- * twiddles (m). */
-static int64_t fft_scratch_doubles(int64_t n) {
+/* Doubles of the per-node tables: the twiddles (pow2: [n/2, 2]; direct:
+ * [n, 2]) or Bluestein's chirp [n, 2], transformed kernel [m, 2] and
+ * length-m twiddles [m/2, 2]. */
+static int64_t tables_doubles(int64_t n) {
   switch (fft_algo_of(n)) {
-    case FFT_POW2: return 2 * n + n;
-    case FFT_DIRECT: return 2 * n + 2 * n;
+    case FFT_POW2: return n;
+    case FFT_DIRECT: return 2 * n;
     default: {
       int64_t m = bluestein_len(n);
-      return 2 * n + 2 * n + 2 * m + 2 * m + m;
+      return 2 * n + 2 * m + m;
     }
   }
 }
+
+/* Doubles one line's transform works in: the line [n, 2] and, for
+ * Bluestein, the convolution's line [m, 2]. */
+static int64_t work_doubles(int64_t n) { return 2 * n + (fft_algo_of(n) == FFT_BLUESTEIN ? 2 * bluestein_len(n) : 0); }
+
+/* Bytes rounded up to a cache line, so each part of scratch starts aligned. */
+static size_t aligned_bytes(int64_t doubles) { return ((size_t)doubles * sizeof(double) + 63) & ~(size_t)63; }
+
+size_t rlx_fft_tables_bytes(int64_t n) { return aligned_bytes(tables_doubles(n)); }
+size_t rlx_fft_work_bytes(int64_t n) { return aligned_bytes(work_doubles(n)); }
 
 static rlx_status fft_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
@@ -99,7 +106,7 @@ static rlx_status fft_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
 
 static size_t fft_scratch(const rlx_graph *g, const rlx_node *n) {
   (void)g;
-  return (size_t)fft_scratch_doubles(n->p.fft.n) * sizeof(double);
+  return rlx_fft_tables_bytes(n->p.fft.n) + rlx_fft_work_bytes(n->p.fft.n);
 }
 
 /* w[k] = exp(s 2 pi i k / n), k < count (interleaved re, im). */
@@ -135,65 +142,50 @@ static void fft_pow2(double *z, int64_t m, const double *w) {
   }
 }
 
-/* The per-node tables (twiddles, Bluestein's chirp and kernel), built once
- * per run into scratch after the line buffer. */
-typedef struct fft_plan {
-  fft_algo algo;
-  int64_t n, m;
-  double *line; /* [n, 2] */
-  double *w;    /* pow2: [n/2, 2]; direct: [n, 2]; Bluestein: [m/2, 2] */
-  double *chirp, *kernel, *work; /* Bluestein: [n, 2], [m, 2], [m, 2] */
-} fft_plan;
-
-static void fft_plan_make(fft_plan *pl, int64_t n, double s, double *scratch) {
-  memset(pl, 0, sizeof *pl);
-  pl->algo = fft_algo_of(n), pl->n = n, pl->m = 0;
-  pl->line = scratch;
-  double *t = scratch + 2 * n;
-  if (pl->algo == FFT_POW2) {
-    pl->w = t;
-    twiddles(pl->w, n, n / 2, s);
+void rlx_fft_tables_build(rlx_fft_tables *tb, const rlx_fft_params *p, void *mem) {
+  int64_t n = p->n;
+  double s = p->inverse ? 1.0 : -1.0, *t = mem;
+  memset(tb, 0, sizeof *tb);
+  tb->algo = fft_algo_of(n), tb->n = n;
+  if (tb->algo == FFT_POW2 || tb->algo == FFT_DIRECT) {
+    tb->w = t;
+    twiddles(t, n, tb->algo == FFT_POW2 ? n / 2 : n, s);
     return;
   }
-  if (pl->algo == FFT_DIRECT) {
-    pl->w = t;
-    twiddles(pl->w, n, n, s);
-    return;
-  }
-  int64_t m = pl->m = bluestein_len(n);
-  pl->chirp = t, pl->kernel = t + 2 * n, pl->work = t + 2 * n + 2 * m, pl->w = t + 2 * n + 4 * m;
+  int64_t m = tb->m = bluestein_len(n);
+  double *chirp = t, *kernel = t + 2 * n, *w = t + 2 * n + 2 * m;
   /* chirp c_j = exp(s pi i j^2 / n), with j^2 mod 2n kept exact */
   for (int64_t j = 0, q = 0; j < n; j++) {
     double a = M_PI * (double)q / (double)n;
-    pl->chirp[2 * j] = cos(a), pl->chirp[2 * j + 1] = s * sin(a);
+    chirp[2 * j] = cos(a), chirp[2 * j + 1] = s * sin(a);
     q += 2 * j + 1; /* (j + 1)^2 = j^2 + 2j + 1 */
     q %= 2 * n;
   }
   /* kernel b_j = conj(c_|j|) on the circle of length m, transformed */
-  twiddles(pl->w, m, m / 2, -1.0);
-  for (int64_t k = 0; k < 2 * m; k++) pl->kernel[k] = 0;
+  twiddles(w, m, m / 2, -1.0);
+  for (int64_t k = 0; k < 2 * m; k++) kernel[k] = 0;
   for (int64_t j = 0; j < n; j++) {
-    pl->kernel[2 * j] = pl->chirp[2 * j], pl->kernel[2 * j + 1] = -pl->chirp[2 * j + 1];
-    if (j) pl->kernel[2 * (m - j)] = pl->chirp[2 * j], pl->kernel[2 * (m - j) + 1] = -pl->chirp[2 * j + 1];
+    kernel[2 * j] = chirp[2 * j], kernel[2 * j + 1] = -chirp[2 * j + 1];
+    if (j) kernel[2 * (m - j)] = chirp[2 * j], kernel[2 * (m - j) + 1] = -chirp[2 * j + 1];
   }
-  fft_pow2(pl->kernel, m, pl->w);
+  fft_pow2(kernel, m, w);
+  tb->w = w, tb->chirp = chirp, tb->kernel = kernel;
 }
 
-/* pl->line [n, 2] <- its DFT (unscaled). */
-static void fft_line(fft_plan *pl) {
-  int64_t n = pl->n;
-  double *z = pl->line;
-  if (pl->algo == FFT_POW2) {
-    fft_pow2(z, n, pl->w);
+/* z [n, 2] <- its DFT (unscaled); work: Bluestein's [m, 2] line. */
+static void fft_line(const rlx_fft_tables *tb, double *z, double *work) {
+  int64_t n = tb->n;
+  if (tb->algo == FFT_POW2) {
+    fft_pow2(z, n, tb->w);
     return;
   }
-  if (pl->algo == FFT_DIRECT) { /* the work buffer is Bluestein's; use the kernel's room: n <= 16 */
+  if (tb->algo == FFT_DIRECT) {
     double out[2 * FFT_DIRECT_MAX];
     for (int64_t k = 0; k < n; k++) {
       double re = 0, im = 0;
       for (int64_t j = 0; j < n; j++) {
         int64_t e = (j * k) % n;
-        double wr = pl->w[2 * e], wi = pl->w[2 * e + 1];
+        double wr = tb->w[2 * e], wi = tb->w[2 * e + 1];
         re += z[2 * j] * wr - z[2 * j + 1] * wi;
         im += z[2 * j] * wi + z[2 * j + 1] * wr;
       }
@@ -204,21 +196,21 @@ static void fft_line(fft_plan *pl) {
   }
   /* Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), the sum a circular
    * convolution of length m done as IFFT(FFT(a) FFT(b)) / m */
-  int64_t m = pl->m;
-  double *a = pl->work;
-  const double *c = pl->chirp;
+  int64_t m = tb->m;
+  double *a = work;
+  const double *c = tb->chirp, *K = tb->kernel;
   for (int64_t j = 0; j < n; j++) {
     a[2 * j] = z[2 * j] * c[2 * j] - z[2 * j + 1] * c[2 * j + 1];
     a[2 * j + 1] = z[2 * j] * c[2 * j + 1] + z[2 * j + 1] * c[2 * j];
   }
   for (int64_t j = 2 * n; j < 2 * m; j++) a[j] = 0;
-  fft_pow2(a, m, pl->w);
+  fft_pow2(a, m, tb->w);
   for (int64_t k = 0; k < m; k++) { /* a *= kernel, then conj so the forward FFT inverts */
-    double re = a[2 * k] * pl->kernel[2 * k] - a[2 * k + 1] * pl->kernel[2 * k + 1];
-    double im = a[2 * k] * pl->kernel[2 * k + 1] + a[2 * k + 1] * pl->kernel[2 * k];
+    double re = a[2 * k] * K[2 * k] - a[2 * k + 1] * K[2 * k + 1];
+    double im = a[2 * k] * K[2 * k + 1] + a[2 * k + 1] * K[2 * k];
     a[2 * k] = re, a[2 * k + 1] = -im;
   }
-  fft_pow2(a, m, pl->w);
+  fft_pow2(a, m, tb->w);
   double inv_m = 1.0 / (double)m;
   for (int64_t k = 0; k < n; k++) { /* conv_k = conj(a_k) / m; X_k = c_k conv_k */
     double re = a[2 * k] * inv_m, im = -a[2 * k + 1] * inv_m;
@@ -227,49 +219,68 @@ static void fft_line(fft_plan *pl) {
   }
 }
 
-static rlx_status fft_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
-  const rlx_fft_params *p = &n->p.fft;
-  const rlx_tensor_view *x = &in[0];
-  bool f64 = x->dtype == RLX_DTYPE_F64;
-  int64_t N = p->n;
-  int64_t A = 1, B = 1; /* the axes before and after the transformed one (of the complex shape) */
+/* The axes before (A) and after (B) the transformed one, of the complex
+ * (or real) shape of x: the lines are A * B. */
+static void fft_extent(const rlx_fft_params *p, const rlx_tensor_view *x, int64_t *A, int64_t *B) {
   int rank = p->kind == RLX_FFT_R2C ? x->rank : x->rank - 1;
-  for (int d = 0; d < p->axis; d++) A *= x->dims[d];
-  for (int d = p->axis + 1; d < rank; d++) B *= x->dims[d];
+  *A = 1, *B = 1;
+  for (int d = 0; d < p->axis; d++) *A *= x->dims[d];
+  for (int d = p->axis + 1; d < rank; d++) *B *= x->dims[d];
+}
+
+int64_t rlx_fft_lines(const rlx_fft_params *p, const rlx_tensor_view *x) {
+  int64_t A, B;
+  fft_extent(p, x, &A, &B);
+  return A * B;
+}
+
+static double load(const rlx_tensor_view *x, bool f64, int64_t e) {
+  return f64 ? ((const double *)x->data)[e] : ((const float *)x->data)[e];
+}
+
+void rlx_fft_run_lines(const rlx_fft_params *p, const rlx_tensor_view *x, rlx_tensor_view *y,
+                       const rlx_fft_tables *tb, void *work, int64_t first, int64_t count) {
+  bool f64 = x->dtype == RLX_DTYPE_F64;
+  int64_t N = p->n, A, B;
+  fft_extent(p, x, &A, &B);
   int64_t L_in = x->dims[p->axis];                   /* n, or n/2 + 1 for c2r */
   int64_t L_out = p->kind == RLX_FFT_C2R ? N : (p->kind == RLX_FFT_R2C && p->onesided ? N / 2 + 1 : N);
   int in_c = p->kind == RLX_FFT_R2C ? 1 : 2, out_c = p->kind == RLX_FFT_C2R ? 1 : 2; /* components per element */
-  fft_plan pl;
-  fft_plan_make(&pl, N, p->inverse ? 1.0 : -1.0, scratch);
-  double *z = pl.line; /* z [n, 2] */
-  for (int64_t a = 0; a < A; a++)
-    for (int64_t b = 0; b < B; b++) {
-      int64_t in0 = a * L_in * B + b, out0 = a * L_out * B + b; /* element offsets of the line's start */
-      if (p->kind == RLX_FFT_C2R) { /* the Hermitian extension of the half spectrum */
-        for (int64_t k = 0; k < L_in; k++) {
-          int64_t e = (in0 + k * B) * 2;
-          z[2 * k] = f64 ? ((const double *)x->data)[e] : ((const float *)x->data)[e];
-          z[2 * k + 1] = f64 ? ((const double *)x->data)[e + 1] : ((const float *)x->data)[e + 1];
-        }
-        z[1] = 0;
-        if (N % 2 == 0) z[2 * (N / 2) + 1] = 0;
-        for (int64_t k = 1; k < N - N / 2; k++) z[2 * (N - k)] = z[2 * k], z[2 * (N - k) + 1] = -z[2 * k + 1];
-      } else {
-        for (int64_t j = 0; j < N; j++) {
-          int64_t e = (in0 + j * B) * in_c;
-          z[2 * j] = f64 ? ((const double *)x->data)[e] : ((const float *)x->data)[e];
-          z[2 * j + 1] = in_c == 1 ? 0.0 : f64 ? ((const double *)x->data)[e + 1] : ((const float *)x->data)[e + 1];
-        }
+  double *z = work, *bw = (double *)work + 2 * N;    /* z [n, 2]; Bluestein's line after it */
+  for (int64_t line = first; line < first + count; line++) {
+    int64_t a = line / B, b = line % B;
+    int64_t in0 = a * L_in * B + b, out0 = a * L_out * B + b; /* element offsets of the line's start */
+    if (p->kind == RLX_FFT_C2R) { /* the Hermitian extension of the half spectrum */
+      for (int64_t k = 0; k < L_in; k++) {
+        int64_t e = (in0 + k * B) * 2;
+        z[2 * k] = load(x, f64, e), z[2 * k + 1] = load(x, f64, e + 1);
       }
-      fft_line(&pl);
-      for (int64_t k = 0; k < L_out; k++)
-        for (int c = 0; c < out_c; c++) {
-          int64_t e = (out0 + k * B) * out_c + c;
-          double v = z[2 * k + c] * p->scale;
-          if (f64) ((double *)out[0].data)[e] = v;
-          else ((float *)out[0].data)[e] = (float)v;
-        }
+      z[1] = 0;
+      if (N % 2 == 0) z[2 * (N / 2) + 1] = 0;
+      for (int64_t k = 1; k < N - N / 2; k++) z[2 * (N - k)] = z[2 * k], z[2 * (N - k) + 1] = -z[2 * k + 1];
+    } else {
+      for (int64_t j = 0; j < N; j++) {
+        int64_t e = (in0 + j * B) * in_c;
+        z[2 * j] = load(x, f64, e);
+        z[2 * j + 1] = in_c == 1 ? 0.0 : load(x, f64, e + 1);
+      }
     }
+    fft_line(tb, z, bw);
+    for (int64_t k = 0; k < L_out; k++)
+      for (int c = 0; c < out_c; c++) {
+        int64_t e = (out0 + k * B) * out_c + c;
+        double v = z[2 * k + c] * p->scale;
+        if (f64) ((double *)y->data)[e] = v;
+        else ((float *)y->data)[e] = (float)v;
+      }
+  }
+}
+
+static rlx_status fft_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
+  const rlx_fft_params *p = &n->p.fft;
+  rlx_fft_tables tb;
+  rlx_fft_tables_build(&tb, p, scratch);
+  rlx_fft_run_lines(p, &in[0], &out[0], &tb, (char *)scratch + rlx_fft_tables_bytes(p->n), 0, rlx_fft_lines(p, &in[0]));
   return RLX_OK;
 }
 

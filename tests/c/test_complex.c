@@ -208,6 +208,58 @@ TEST(complex_polar_div_conj) {
   fx_free(&f);
 }
 
+/* Runs the model on x with the given kernels and threads; copies output 0
+ * (n floats) into y. */
+static void run_with(fixture *f, bool reference, int threads, float *x, const int64_t *xdims, int xrank, float *y,
+                     int64_t n) {
+  rlx_compile_options o;
+  rlx_compile_options_init(&o);
+  o.reference_kernels = reference, o.threads = threads;
+  rlx_session_destroy(f->s);
+  rlx_compiled_destroy(f->c);
+  f->s = NULL, f->c = NULL;
+  CHECK_OK(rlx_model_compile(f->m, &o, &f->c));
+  if (f->c) CHECK_OK(rlx_session_create(f->c, &f->s));
+  if (!f->s) return;
+  rlx_tensor_view v = {.data = x, .dtype = RLX_DTYPE_F32, .rank = xrank};
+  memcpy(v.dims, xdims, sizeof(int64_t) * (size_t)xrank);
+  CHECK_OK(rlx_session_bind_input(f->s, "x", &v));
+  CHECK_OK(rlx_session_run(f->s));
+  rlx_tensor_view out;
+  CHECK_OK(rlx_session_output(f->s, 0, &out));
+  CHECK(rlx_view_numel(&out) == n);
+  if (rlx_view_numel(&out) == n) memcpy(y, out.data, sizeof(float) * (size_t)n);
+}
+
+TEST(fft_threaded_kernel_is_bit_identical) {
+  /* x [6, 100, 9, 2]: c2c over axis 1 (Bluestein, strided lines), then c2r over axis 2 (n = 16, from 9 bins) */
+  enum { A = 6, L = 100, B = 9 };
+  static float x[A * L * B * 2], ref[A * L * 16], got[A * L * 16];
+  for (int i = 0; i < A * L * B * 2; i++) x[i] = (float)sin(0.37 * i) + 0.1f * (float)(i % 7);
+  fixture f;
+  CHECK_OK(fx_load(&f, "{'id': 'x', 'shape': [6, 100, 9, 2], 'dtype': 'f32'}", "",
+                   "{'id': 'z', 'op': 'aten.view_as_complex.default', 'args': [{'ref': 'x'}], 'out': {'shape': [6, 100, 9], 'dtype': 'c64'}}, "
+                   "{'id': 'c', 'op': 'aten._fft_c2c.default', 'args': [{'ref': 'z'}, {'list': [{'int': 1}]}, {'int': 1}, {'bool': true}], "
+                   "'out': {'shape': [6, 100, 9], 'dtype': 'c64'}}, "
+                   "{'id': 'r', 'op': 'aten._fft_c2r.default', 'args': [{'ref': 'c'}, {'list': [{'int': 2}]}, {'int': 2}, {'int': 16}], "
+                   "'out': {'shape': [6, 100, 16], 'dtype': 'f32'}}",
+                   "{'ref': 'r', 'shape': [6, 100, 16], 'dtype': 'f32'}", NULL, 0));
+  if (!f.m) return;
+  const int64_t dims[] = {A, L, B, 2};
+  run_with(&f, true, 1, x, dims, 4, ref, A * L * 16);
+  CHECK(f.s && !strcmp(rlx_session_kernel_name(f.s, 0) ? rlx_session_kernel_name(f.s, 0) : "", "reference"));
+  for (int threads = 1; threads <= 3; threads += 2) {
+    memset(got, 0, sizeof got);
+    run_with(&f, false, threads, x, dims, 4, got, A * L * 16);
+    CHECK(memcmp(got, ref, sizeof ref) == 0);
+    int fast = 0;
+    for (int32_t i = 0; f.s && i < rlx_session_graph(f.s)->n_nodes; i++)
+      fast += !strcmp(rlx_session_kernel_name(f.s, i), "f32_fft_lines");
+    CHECK(fast == 2);
+  }
+  fx_free(&f);
+}
+
 TEST(complex_errors) {
   fixture f;
   static const float wd[] = {2, -1, 0, 0.5f};
@@ -246,4 +298,4 @@ TEST(complex_errors) {
             RLX_ERR_SHAPE, "last_dim_size 7 needs 4");
 }
 
-TEST_MAIN(fft_kernel_matches_direct_dft, complex_mul_with_weight, complex_polar_div_conj, complex_errors)
+TEST_MAIN(fft_kernel_matches_direct_dft, fft_threaded_kernel_is_bit_identical, complex_mul_with_weight, complex_polar_div_conj, complex_errors)
