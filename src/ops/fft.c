@@ -22,7 +22,9 @@
  * FFT of length m >= 2n - 1). Twiddles are cos/sin of exact multiples of
  * 2 pi / n (the index product reduced mod n, the chirp's j^2 mod 2n kept as
  * an integer), so the error is a few ulp of double times log2 m: far below
- * float32 rounding, and below torch's own float64 error bar.
+ * float32 rounding, and below torch's own float64 error bar. The tables are
+ * built once per run, then each line is transformed on its own (ops/fft.h),
+ * which is what the CPU's threaded kernel (cpu/fft.c) runs too.
  */
 #include <math.h>
 
