@@ -210,6 +210,11 @@ CASES += [
          decomposition="core"),
     case(_c2c, "core-fnet", lambda x: fft.fftn(x, dim=(1, 2)).real, randn(1, 8, 32), decomposition="core",
          expect=[_c2c, _vr]),
+    # a c2c of a real tensor cast to complex starts with a full r2c of the real values
+    case(_c2c, "core-promoted-f64-inverse", lambda x: vr(fft.ifftn(x.to(C64), dim=(0, 2))), randn(3, 4, 10, dtype=f64),
+         decomposition="core", expect=[_c2c, aten._to_copy.default]),
+    case(_c2c, "core-promoted-also-read", lambda x: (lambda z: vr(fft.fft(z, dim=0) + z))(x.to(C64)), randn(5, 3),
+         decomposition="core", expect=[_c2c, aten._to_copy.default]),
 ]
 
 

@@ -92,6 +92,28 @@ static rlx_status check_len(int64_t len, int axis) {
 
 /* ---- the primitives ---- */
 
+/* The real value complex input `x` (argument 0 of n) was promoted from, as
+ * comp, when it is a _to_copy / to of a real tensor (FNet's fftn of a real
+ * input: _to_copy to complex64, then _fft_c2c); else -1. A c2c over it can
+ * start with a full r2c, which reads the real values and not the zeros. */
+static int32_t promoted_from(rlx_lower *lw, const rlx_aten_node *n, const cx_val *x, rlx_dtype comp) {
+  const rlx_arg *a = lw_arg(n, 0, "self");
+  const rlx_aten_node *src = NULL;
+  for (int32_t i = 0; i < lw->ir->n_nodes && !src; i++)
+    if (!strcmp(lw->ir->nodes[i].id, a->u.s)) src = &lw->ir->nodes[i];
+  if (!src || !(lw_is(src, "_to_copy") || lw_is(src, "to")) || !lw_out(src, 0) || !lw_out(src, 0)->complex) return -1;
+  const rlx_arg *sa = lw_arg(src, 0, "self");
+  int32_t r;
+  if (!sa || sa->kind != RLX_ARG_REF || lw_ref_is_complex(lw, sa->u.s) || lw_ref(lw, sa->u.s, &r)) {
+    rlx_error_clear();
+    return -1;
+  }
+  const rlx_shape *rs = &lw_val(lw, r)->shape, *xs = &lw_val(lw, x->v)->shape;
+  bool same = rs->rank == xs->rank - 1;
+  for (int i = 0; same && i < rs->rank; i++) same = rs->dims[i] == xs->dims[i];
+  return same ? lw_cast(lw, r, comp) : -1;
+}
+
 rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
   cx_val x;
   const rlx_tinfo *t;
@@ -125,9 +147,12 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
   bool forward = false;
   if (!c2r && (st = lw_bool(lw, n, 3, "forward", true, &forward))) return st;
   if (c2r && (st = lw_int(lw, n, 3, "last_dim_size", 0, &last))) return st;
+  int32_t real = c2r ? -1 : promoted_from(lw, n, &x, t->dtype);
   for (int i = 0; i < cnt - (c2r ? 1 : 0) && v >= 0; i++) {
     if ((st = check_len(xs->dims[axes[i]], axes[i]))) return st;
-    v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], xs->dims[axes[i]], !forward, false, (int)mode);
+    bool from_real = i == 0 && real >= 0; /* the first axis as a full r2c of the real values */
+    v = emit_fft(lw, from_real ? real : v, from_real ? RLX_FFT_R2C : RLX_FFT_C2C, axes[i], xs->dims[axes[i]],
+                 !forward, false, (int)mode);
   }
   if (c2r) {
     int a = axes[cnt - 1];
