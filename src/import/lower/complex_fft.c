@@ -130,7 +130,7 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s takes a %s input", n->op, r2c ? "real" : "complex");
   if (r2c && !t->complex) return lw_fail(RLX_ERR_FORMAT, "_fft_r2c's output is recorded as real");
   if (!cnt) return lw_bind(lw, n, r2c ? cx_pairs(lw, &x, t->dtype) : x.v);
-  const rlx_shape *xs = &lw_val(lw, x.v)->shape;
+  const rlx_shape xs_ = lw_val(lw, x.v)->shape, *xs = &xs_; /* a copy: emitting nodes moves the values */
   int32_t v = lw_cast(lw, x.v, t->dtype);
   if (r2c) {
     bool onesided;
