@@ -32,8 +32,8 @@ static void fft_task(void *ctx, int64_t t, int worker) {
 static rlx_status fft_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   fft_job j = {.p = &n->p.fft, .x = &in[0], .y = &out[0]};
   rlx_fft_tables_build(&j.tb, j.p, x->scratch);
-  j.work = (char *)x->scratch + rlx_fft_tables_bytes(j.p->n);
-  j.per_worker = rlx_fft_work_bytes(j.p->n);
+  j.work = (char *)x->scratch + rlx_fft_tables_bound(j.p->n);
+  j.per_worker = rlx_fft_work_bound(j.p->n);
   j.lines = rlx_fft_lines(j.p, &in[0]);
   if (j.lines == 0) return RLX_OK;
   int threads = rlx_threadpool_size(x->tp);
@@ -46,7 +46,7 @@ static rlx_status fft_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
 
 static size_t fft_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   (void)g;
-  return rlx_fft_tables_bytes(n->p.fft.n) + (size_t)(threads > 0 ? threads : 1) * rlx_fft_work_bytes(n->p.fft.n);
+  return rlx_fft_tables_bound(n->p.fft.n) + (size_t)(threads > 0 ? threads : 1) * rlx_fft_work_bound(n->p.fft.n);
 }
 
 rlx_status rlx_cpu_try_fft(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {

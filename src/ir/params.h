@@ -384,10 +384,10 @@ typedef enum rlx_fft_kind {
 typedef struct rlx_fft_params {
   rlx_fft_kind kind;
   int axis;      /* an axis of the complex (or real) tensor, never the trailing 2 */
-  int64_t n;     /* the transform's length, 1 .. 2^31 */
+  int64_t n;     /* the transform's length, 1 .. 2^31; an rlx_dim (symbolic: its value at each binding) */
   bool inverse;  /* exp(+2 pi i jk / n) instead of exp(-2 pi i jk / n) */
   bool onesided; /* r2c: only the n/2 + 1 non-redundant outputs */
-  double scale;  /* every output is multiplied by it (torch's norm modes) */
+  int norm;      /* every output times 1 (0), 1/sqrt(n) (1) or 1/n (2): torch's fft_norm_mode */
 } rlx_fft_params;
 
 typedef union rlx_params {

@@ -7,14 +7,16 @@
  *   r2c  x [*A, n, *B]          -> y [*A, n/2 + 1 (onesided) or n, *B, 2]
  *   c2r  x [*A, n/2 + 1, *B, 2] -> y [*A, n, *B]
  *
- *   y[k] = scale * sum_j x[j] exp(s 2 pi i j k / n),  s = -1 forward, +1 inverse
+ *   y[k] = scale * sum_j x[j] exp(s 2 pi i j k / n),  s = -1 forward, +1 inverse,
+ *   scale = 1, 1/sqrt(n) or 1/n (norm 0, 1, 2: torch's fft_norm_mode)
  *
  * The axis is an axis of the complex tensor (never the trailing 2). c2r reads
  * a Hermitian half spectrum, as torch's (pocketfft's) c2r: x[0] and, for even
  * n, x[n/2] are taken as real (their imaginary parts are ignored), x[n - k]
  * is conj(x[k]), and the output is the real part. Padding or trimming to n,
  * the choice of scale (torch's norm modes) and several axes are the
- * lowering's (import/lower/complex.c). f32 and f64 components.
+ * lowering's (import/lower/complex_fft.c). f32 and f64 components. n may be
+ * symbolic (docs/design.md, "Shapes"): the op is planned at every binding.
  *
  * The reference kernel computes every line in double: a power of two with an
  * iterative radix-2 FFT, lengths up to 16 with the direct sum, any other
@@ -74,25 +76,40 @@ static size_t aligned_bytes(int64_t doubles) { return ((size_t)doubles * sizeof(
 size_t rlx_fft_tables_bytes(int64_t n) { return aligned_bytes(tables_doubles(n)); }
 size_t rlx_fft_work_bytes(int64_t n) { return aligned_bytes(work_doubles(n)); }
 
+/* At most what any length up to n needs (Bluestein's sizes bound the
+ * others'), so the scratch planned at a symbol's largest binding holds every
+ * binding's (the runtime requires it to be monotone). */
+size_t rlx_fft_tables_bound(int64_t n) { return aligned_bytes(n < 1 ? 1 : 2 * n + 3 * bluestein_len(n)); }
+size_t rlx_fft_work_bound(int64_t n) { return aligned_bytes(n < 1 ? 1 : 2 * n + 2 * bluestein_len(n)); }
+
 static rlx_status fft_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os, rlx_dtype *od) {
   const rlx_value *x = rlx_in(g, n, 0);
   const rlx_fft_params *p = &n->p.fft;
   if (x->dtype != RLX_DTYPE_F32 && x->dtype != RLX_DTYPE_F64)
     RLX_INFER_FAIL("fft takes f32 or f64 components, got %s", rlx_dtype_name(x->dtype));
   if (p->kind < RLX_FFT_C2C || p->kind > RLX_FFT_C2R) RLX_INFER_FAIL("fft: unknown kind %d", (int)p->kind);
-  if (p->n < 1 || p->n > RLX_MAX_PARAM) RLX_INFER_FAIL("fft: length %lld must be in [1, 2^31]", (long long)p->n);
-  if (!isfinite(p->scale)) RLX_INFER_FAIL("fft: scale %g is not finite", p->scale);
+  bool sym = rlx_dim_is_sym(p->n);
+  if (!sym && (p->n < 1 || p->n > RLX_MAX_PARAM))
+    RLX_INFER_FAIL("fft: length %lld must be in [1, 2^31]", (long long)p->n);
+  if (p->norm < 0 || p->norm > 2) RLX_INFER_FAIL("fft: unknown norm %d", p->norm);
   bool pairs_in = p->kind != RLX_FFT_R2C;
   int rank = x->shape.rank - (pairs_in ? 1 : 0); /* the complex (or real) tensor's rank */
   if (pairs_in && (x->shape.rank < 2 || x->shape.dims[x->shape.rank - 1] != 2))
     RLX_INFER_FAIL("fft %s: the input must be real pairs [..., 2], got rank %d", fft_kind_names[p->kind],
                    x->shape.rank);
   if (p->axis < 0 || p->axis >= rank) RLX_INFER_FAIL("fft: axis %d is out of range for rank %d", p->axis, rank);
-  int64_t half = p->n / 2 + 1;
-  int64_t want = p->kind == RLX_FFT_C2R ? half : p->n;
-  if (x->shape.dims[p->axis] != want)
-    RLX_INFER_FAIL("fft %s: axis %d has %lld elements; length %lld needs %lld", fft_kind_names[p->kind], p->axis,
-                   (long long)x->shape.dims[p->axis], (long long)p->n, (long long)want);
+  rlx_dim half = p->n / 2 + 1;
+  if (sym) {
+    rlx_symtab *t = rlx_graph_syms(g);
+    if (rlx_dim_floordiv(t, p->n, 2, &half) || rlx_dim_add(t, half, 1, &half)) return rlx_last_status();
+  }
+  rlx_dim want = p->kind == RLX_FFT_C2R ? half : p->n;
+  if (x->shape.dims[p->axis] != want) {
+    char a[96], b[96], c[96];
+    RLX_INFER_FAIL("fft %s: axis %d has %s elements; length %s needs %s", fft_kind_names[p->kind], p->axis,
+                   rlx_dim_str(&g->syms, x->shape.dims[p->axis], a, sizeof a), rlx_dim_str(&g->syms, p->n, b, sizeof b),
+                   rlx_dim_str(&g->syms, want, c, sizeof c));
+  }
   os[0] = x->shape;
   od[0] = x->dtype;
   if (p->kind == RLX_FFT_R2C) {
@@ -108,8 +125,10 @@ static rlx_status fft_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
 
 static size_t fft_scratch(const rlx_graph *g, const rlx_node *n) {
   (void)g;
-  return rlx_fft_tables_bytes(n->p.fft.n) + rlx_fft_work_bytes(n->p.fft.n);
+  return rlx_fft_tables_bound(n->p.fft.n) + rlx_fft_work_bound(n->p.fft.n);
 }
+
+static void fft_concretize(rlx_params *p, const int64_t *ev) { p->fft.n = rlx_dim_value(p->fft.n, ev); }
 
 /* w[k] = exp(s 2 pi i k / n), k < count (interleaved re, im). */
 static void twiddles(double *w, int64_t n, int64_t count, double s) {
@@ -249,6 +268,7 @@ void rlx_fft_run_lines(const rlx_fft_params *p, const rlx_tensor_view *x, rlx_te
   int64_t L_out = p->kind == RLX_FFT_C2R ? N : (p->kind == RLX_FFT_R2C && p->onesided ? N / 2 + 1 : N);
   int in_c = p->kind == RLX_FFT_R2C ? 1 : 2, out_c = p->kind == RLX_FFT_C2R ? 1 : 2; /* components per element */
   double *z = work, *bw = (double *)work + 2 * N;    /* z [n, 2]; Bluestein's line after it */
+  double scale = p->norm == 2 ? 1.0 / (double)N : p->norm == 1 ? 1.0 / sqrt((double)N) : 1.0;
   for (int64_t line = first; line < first + count; line++) {
     int64_t a = line / B, b = line % B;
     int64_t in0 = a * L_in * B + b, out0 = a * L_out * B + b; /* element offsets of the line's start */
@@ -271,7 +291,7 @@ void rlx_fft_run_lines(const rlx_fft_params *p, const rlx_tensor_view *x, rlx_te
     for (int64_t k = 0; k < L_out; k++)
       for (int c = 0; c < out_c; c++) {
         int64_t e = (out0 + k * B) * out_c + c;
-        double v = z[2 * k + c] * p->scale;
+        double v = z[2 * k + c] * scale;
         if (f64) ((double *)y->data)[e] = v;
         else ((float *)y->data)[e] = (float)v;
       }
@@ -282,14 +302,17 @@ static rlx_status fft_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
   const rlx_fft_params *p = &n->p.fft;
   rlx_fft_tables tb;
   rlx_fft_tables_build(&tb, p, scratch);
-  rlx_fft_run_lines(p, &in[0], &out[0], &tb, (char *)scratch + rlx_fft_tables_bytes(p->n), 0, rlx_fft_lines(p, &in[0]));
+  rlx_fft_run_lines(p, &in[0], &out[0], &tb, (char *)scratch + rlx_fft_tables_bound(p->n), 0, rlx_fft_lines(p, &in[0]));
   return RLX_OK;
 }
 
 static void fft_print(const rlx_node *n, char *buf, size_t cap) {
   const rlx_fft_params *p = &n->p.fft;
-  rlx_bprintf(buf, cap, "%s axis=%d n=%lld %s scale=%g%s", fft_kind_names[p->kind], p->axis, (long long)p->n,
-              p->inverse ? "inverse" : "forward", p->scale, p->kind == RLX_FFT_R2C && !p->onesided ? " full" : "");
+  static const char *const norms[] = {"", " norm=1/sqrt(n)", " norm=1/n"};
+  rlx_bprintf(buf, cap, "%s axis=%d n=%lld %s%s%s", fft_kind_names[p->kind], p->axis, (long long)p->n,
+              p->inverse ? "inverse" : "forward", norms[p->norm >= 0 && p->norm <= 2 ? p->norm : 0],
+              p->kind == RLX_FFT_R2C && !p->onesided ? " full" : "");
 }
 
-const rlx_op_vtable rlx_op_fft = {.infer = fft_infer, .ref = fft_ref, .scratch = fft_scratch, .print = fft_print};
+const rlx_op_vtable rlx_op_fft = {.infer = fft_infer, .ref = fft_ref, .scratch = fft_scratch, .print = fft_print,
+                                  .symbolic = true, .concretize = fft_concretize};

@@ -26,6 +26,10 @@ typedef struct rlx_fft_tables {
 /* Bytes of the tables and of one line's work block (64-byte multiples). */
 size_t rlx_fft_tables_bytes(int64_t n);
 size_t rlx_fft_work_bytes(int64_t n);
+/* The same, bounded over every length up to n (monotone in n): what scratch
+ * is sized by, so a symbolic length's largest binding holds every other. */
+size_t rlx_fft_tables_bound(int64_t n);
+size_t rlx_fft_work_bound(int64_t n);
 /* Builds the tables of node params p into mem (rlx_fft_tables_bytes). */
 void rlx_fft_tables_build(rlx_fft_tables *t, const rlx_fft_params *p, void *mem);
 /* The number of lines of input x. */

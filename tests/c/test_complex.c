@@ -46,7 +46,9 @@ static void check_line(rlx_fft_kind kind, int64_t n, bool inverse, rlx_dtype dt)
   double *line = calloc((size_t)(2 * n), sizeof(double)), *want = calloc((size_t)(2 * n), sizeof(double));
   rlx_node node = {0};
   node.op = RLX_OP_FFT;
-  node.p.fft = (rlx_fft_params){.kind = kind, .axis = 1, .n = n, .inverse = inverse, .onesided = true, .scale = 0.5};
+  int norm = (int)(n % 3); /* every norm mode, over the lengths */
+  double scale = norm == 2 ? 1.0 / (double)n : norm == 1 ? 1.0 / sqrt((double)n) : 1.0;
+  node.p.fft = (rlx_fft_params){.kind = kind, .axis = 1, .n = n, .inverse = inverse, .onesided = true, .norm = norm};
   rlx_graph g;
   rlx_graph_init(&g);
   size_t scratch_bytes = rlx_op_table[RLX_OP_FFT].vt->scratch(&g, &node);
@@ -65,7 +67,7 @@ static void check_line(rlx_fft_kind kind, int64_t n, bool inverse, rlx_dtype dt)
       if (kind == RLX_FFT_C2R && j > n / 2) im = -im;
       line[2 * j] = re, line[2 * j + 1] = im;
     }
-    dft(line, n, inverse, 0.5, want);
+    dft(line, n, inverse, scale, want);
     for (int64_t k = 0; k < L_out; k++)
       for (int c = 0; c < out_c; c++) {
         double got = rlx_load_f64(yout, dt, (a * L_out + k) * out_c + c);

@@ -206,7 +206,7 @@ static rlx_status lower_imag(rlx_lower *lw, const rlx_aten_node *n) { return low
 /* dyn: the handler lowers symbolic shapes too (docs/design.md, "Shapes"):
  * it emits only ops whose infer is symbolic, takes sizes from the recorded
  * (symbolic) output type and compares a symbolic size with nothing but
- * equality. The FFTs and pads need static sizes. */
+ * equality. Pads need static sizes. */
 static const struct {
   const char *op;
   cx_handler fn;
@@ -238,13 +238,13 @@ static const struct {
     {"select_copy", cx_lower_slice, true}, {"narrow", cx_lower_slice, true}, {"cat", cx_lower_cat, true}, {"stack", cx_lower_cat, true},
     {"constant_pad_nd", cx_lower_pad, false}, {"pad", cx_lower_pad, false},
     /* the Fourier transforms (complex_fft.c) */
-    {"_fft_r2c", cx_lower_fft_prim, false}, {"_fft_c2c", cx_lower_fft_prim, false}, {"_fft_c2r", cx_lower_fft_prim, false},
-    {"fft_fft", cx_lower_fft, false}, {"fft_ifft", cx_lower_fft, false}, {"fft_rfft", cx_lower_fft, false}, {"fft_irfft", cx_lower_fft, false},
-    {"fft_hfft", cx_lower_fft, false}, {"fft_ihfft", cx_lower_fft, false}, {"fft_fftn", cx_lower_fft, false}, {"fft_ifftn", cx_lower_fft, false},
-    {"fft_fft2", cx_lower_fft, false}, {"fft_ifft2", cx_lower_fft, false}, {"fft_rfftn", cx_lower_fft, false},
-    {"fft_rfft2", cx_lower_fft, false}, {"fft_irfftn", cx_lower_fft, false}, {"fft_irfft2", cx_lower_fft, false},
-    {"fft_hfftn", cx_lower_fft, false}, {"fft_hfft2", cx_lower_fft, false}, {"fft_ihfftn", cx_lower_fft, false},
-    {"fft_ihfft2", cx_lower_fft, false},
+    {"_fft_r2c", cx_lower_fft_prim, true}, {"_fft_c2c", cx_lower_fft_prim, true}, {"_fft_c2r", cx_lower_fft_prim, true},
+    {"fft_fft", cx_lower_fft, true}, {"fft_ifft", cx_lower_fft, true}, {"fft_rfft", cx_lower_fft, true}, {"fft_irfft", cx_lower_fft, true},
+    {"fft_hfft", cx_lower_fft, true}, {"fft_ihfft", cx_lower_fft, true}, {"fft_fftn", cx_lower_fft, true}, {"fft_ifftn", cx_lower_fft, true},
+    {"fft_fft2", cx_lower_fft, true}, {"fft_ifft2", cx_lower_fft, true}, {"fft_rfftn", cx_lower_fft, true},
+    {"fft_rfft2", cx_lower_fft, true}, {"fft_irfftn", cx_lower_fft, true}, {"fft_irfft2", cx_lower_fft, true},
+    {"fft_hfftn", cx_lower_fft, true}, {"fft_hfft2", cx_lower_fft, true}, {"fft_ihfftn", cx_lower_fft, true},
+    {"fft_ihfft2", cx_lower_fft, true},
 };
 
 bool lw_complex_dynamic(const rlx_aten_node *n) {

@@ -27,9 +27,6 @@
 
 #define MAX_FFT_DIMS RLX_MAX_RANK
 
-/* 0 none, 1 1/sqrt(n), 2 1/n: torch's fft_norm_mode. */
-static double norm_scale(int mode, int64_t n) { return mode == 2 ? 1.0 / (double)n : mode == 1 ? 1.0 / sqrt((double)n) : 1.0; }
-
 /* torch's norm string for a transform in direction `forward`, as a mode. */
 static rlx_status norm_mode(rlx_lower *lw, const rlx_aten_node *n, int pos, bool forward, int *mode) {
   const rlx_arg *a = lw_arg(n, pos, "norm");
@@ -42,20 +39,33 @@ static rlx_status norm_mode(rlx_lower *lw, const rlx_aten_node *n, int pos, bool
   return RLX_OK;
 }
 
-static int32_t emit_fft(rlx_lower *lw, int32_t v, rlx_fft_kind kind, int axis, int64_t len, bool inverse,
+/* An fft node over v; mode is torch's norm mode (the node's norm). */
+static int32_t emit_fft(rlx_lower *lw, int32_t v, rlx_fft_kind kind, int axis, rlx_dim len, bool inverse,
                         bool onesided, int mode) {
   if (v < 0) return -1;
   rlx_params p = {.fft = {.kind = kind, .axis = axis, .n = len, .inverse = inverse, .onesided = onesided,
-                          .scale = norm_scale(mode, len)}};
+                          .norm = mode}};
   return lw_emit(lw, RLX_OP_FFT, &p, &v, 1);
 }
 
-/* v with axis `axis` trimmed (a slice from 0) or zero-padded to len. */
-static int32_t resize_axis(rlx_lower *lw, int32_t v, int axis, int64_t len) {
+/* n / 2 + 1 (a symbolic n: its expression). */
+static rlx_status half_len(rlx_lower *lw, rlx_dim n, rlx_dim *out) {
+  if (!rlx_dim_is_sym(n)) return *out = n / 2 + 1, RLX_OK;
+  rlx_status st = rlx_dim_floordiv(lw_syms(lw), n, 2, out);
+  return st ? st : rlx_dim_add(lw_syms(lw), *out, 1, out);
+}
+
+/* v with axis `axis` trimmed (a slice from 0) or zero-padded to len. A
+ * symbolic size is taken as it is when it agrees with len at every binding. */
+static int32_t resize_axis(rlx_lower *lw, int32_t v, int axis, rlx_dim len) {
   if (v < 0) return -1;
   const rlx_shape *s = &lw_val(lw, v)->shape;
-  int64_t d = s->dims[axis];
-  if (d == len) return v;
+  rlx_dim d = s->dims[axis];
+  if (d == len || lw_dims_agree(lw, d, len)) return v;
+  if (rlx_dim_is_sym(d) || rlx_dim_is_sym(len)) {
+    lw_fail(RLX_ERR_UNSUPPORTED, "resizing FFT axis %d of a symbolic size to another size", axis);
+    return -1;
+  }
   if (d > len) {
     rlx_params p = {.slice = {.axis = axis, .start = 0, .end = len, .step = 1}};
     return lw_emit(lw, RLX_OP_SLICE, &p, &v, 1);
@@ -84,8 +94,9 @@ static rlx_status fft_axes(rlx_lower *lw, const rlx_aten_node *n, int pos, const
   return RLX_OK;
 }
 
-static rlx_status check_len(int64_t len, int axis) {
-  if (len < 1 || len > RLX_MAX_PARAM)
+/* A static signal size must be in [1, 2^31]; a symbolic one is checked at each binding (fft's infer). */
+static rlx_status check_len(rlx_dim len, int axis) {
+  if (!rlx_dim_is_sym(len) && (len < 1 || len > RLX_MAX_PARAM))
     return lw_fail(RLX_ERR_SHAPE, "invalid number of data points (%lld) along axis %d", (long long)len, axis);
   return RLX_OK;
 }
@@ -119,7 +130,8 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
   const rlx_tinfo *t;
   rlx_shape ps;
   int axes[MAX_FFT_DIMS], cnt = 0;
-  int64_t mode, last = 0;
+  int64_t mode;
+  rlx_dim last = 0;
   rlx_status st = cx_tensor(lw, n, 0, "self", &x);
   if (!st) st = cx_out(n, &t, &ps);
   if (!st) st = fft_axes(lw, n, 1, "dim", cx_rank(lw, &x), axes, &cnt);
@@ -146,7 +158,7 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
   }
   bool forward = false;
   if (!c2r && (st = lw_bool(lw, n, 3, "forward", true, &forward))) return st;
-  if (c2r && (st = lw_int(lw, n, 3, "last_dim_size", 0, &last))) return st;
+  if (c2r && (st = lw_dim(lw, n, 3, "last_dim_size", 0, &last))) return st;
   int32_t real = c2r ? -1 : promoted_from(lw, n, &x, t->dtype);
   for (int i = 0; i < cnt - (c2r ? 1 : 0) && v >= 0; i++) {
     if ((st = check_len(xs->dims[axes[i]], axes[i]))) return st;
@@ -157,10 +169,14 @@ rlx_status cx_lower_fft_prim(rlx_lower *lw, const rlx_aten_node *n) {
   if (c2r) {
     int a = axes[cnt - 1];
     if ((st = check_len(last, a))) return st;
-    int64_t L = xs->dims[a], half = last / 2 + 1;
-    if (L != half && L != last) /* as torch's c2r */
-      return lw_fail(RLX_ERR_SHAPE, "_fft_c2r: axis %d has %lld elements; last_dim_size %lld needs %lld (or %lld)", a,
-                     (long long)L, (long long)last, (long long)half, (long long)last);
+    rlx_dim L = xs->dims[a], half;
+    if ((st = half_len(lw, last, &half))) return st;
+    if (!lw_dims_agree(lw, L, half) && !lw_dims_agree(lw, L, last)) { /* as torch's c2r */
+      char b1[96], b2[96], b3[96];
+      return lw_fail(RLX_ERR_SHAPE, "_fft_c2r: axis %d has %s elements; last_dim_size %s needs %s (or %s)", a,
+                     rlx_dim_str(lw_syms(lw), L, b1, sizeof b1), rlx_dim_str(lw_syms(lw), last, b2, sizeof b2),
+                     rlx_dim_str(lw_syms(lw), half, b3, sizeof b3), b2);
+    }
     v = emit_fft(lw, resize_axis(lw, v, a, half), RLX_FFT_C2R, a, last, true, false, (int)mode);
   }
   return lw_bind(lw, n, v);
@@ -198,7 +214,7 @@ static rlx_status fft_op_of(const rlx_aten_node *n, fft_op *o) {
 /* The transformed axes, their signal sizes (for c2r the output's along the
  * last axis) and the norm mode, with torch's defaults for n / s and dim. */
 static rlx_status fft_signal(rlx_lower *lw, const rlx_aten_node *n, const fft_op *o, const rlx_shape *xs, int r,
-                             int *axes, int64_t *len, int *cnt, int *mode) {
+                             int *axes, rlx_dim *len, int *cnt, int *mode) {
   int nsz = 0;
   int64_t sizes[MAX_FFT_DIMS];
   rlx_status st;
@@ -228,7 +244,11 @@ static rlx_status fft_signal(rlx_lower *lw, const rlx_aten_node *n, const fft_op
   for (int i = 0; i < *cnt; i++) {
     bool given = nsz && sizes[i] != -1;
     len[i] = given ? sizes[i] : xs->dims[axes[i]];
-    if (o->fam == FAM_C2R && i == *cnt - 1 && !given) len[i] = 2 * (xs->dims[axes[i]] - 1);
+    if (o->fam == FAM_C2R && i == *cnt - 1 && !given) { /* 2 (L - 1) */
+      rlx_symtab *t = lw_syms(lw);
+      if ((st = rlx_dim_add(t, xs->dims[axes[i]], -1, &len[i])) || (st = rlx_dim_mul(t, len[i], 2, &len[i])))
+        return st;
+    }
     if ((st = check_len(len[i], axes[i]))) return st;
   }
   return norm_mode(lw, n, 3, o->forward, mode);
@@ -253,7 +273,7 @@ rlx_status cx_lower_fft(rlx_lower *lw, const rlx_aten_node *n) {
   if (o.fam == FAM_R2C && x.complex)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s expects a real input tensor, but got a complex one", n->op);
   int axes[MAX_FFT_DIMS], cnt = 0, mode = 0;
-  int64_t len[MAX_FFT_DIMS];
+  rlx_dim len[MAX_FFT_DIMS];
   if ((st = fft_signal(lw, n, &o, &lw_val(lw, x.v)->shape, cx_rank(lw, &x), axes, len, &cnt, &mode))) return st;
   int last = cnt - 1;
   int32_t v;
@@ -266,7 +286,11 @@ rlx_status cx_lower_fft(rlx_lower *lw, const rlx_aten_node *n) {
   }
   bool c2r = o.fam == FAM_C2R;
   v = cx_pairs(lw, &x, t->dtype);
-  for (int i = 0; i < cnt; i++) v = resize_axis(lw, v, axes[i], c2r && i == last ? len[i] / 2 + 1 : len[i]);
+  for (int i = 0; i < cnt; i++) {
+    rlx_dim want = len[i];
+    if (c2r && i == last && (st = half_len(lw, len[i], &want))) return st;
+    v = resize_axis(lw, v, axes[i], want);
+  }
   for (int i = 0; i < (c2r ? last : cnt); i++)
     v = emit_fft(lw, v, RLX_FFT_C2C, axes[i], len[i], !o.forward, false, mode);
   if (c2r) {

@@ -607,7 +607,9 @@ static rlx_status scalar_info(rlx_lower *lw, const rlx_aten_node *n, lw_scalar_i
     int32_t x;
     rlx_status st = lw_tensor(lw, n, 0, "self", &x);
     if (st) return st;
-    const rlx_shape *xs = &lw_val(lw, x)->shape;
+    rlx_shape cs = lw_val(lw, x)->shape; /* a complex tensor's own shape: its pairs' without the trailing 2 */
+    if (lw_ref_is_complex(lw, lw_arg(n, 0, "self")->u.s)) cs.rank--;
+    const rlx_shape *xs = &cs;
     r->kind = LW_SCALAR_DIM;
     if (lw_is(n, "sym_numel")) return rlx_shape_numel_dim_lw(lw, xs, &r->dim);
     int64_t d;
@@ -1059,6 +1061,8 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
     const lower_entry *e = is_sym_op(n->op) || !strcmp(n->op, "_getitem") ? NULL : find_entry(n->op);
     if (!strcmp(n->op, "_getitem")) st = lower_getitem(&lw, n);
     else if (is_sym_op(n->op)) st = rlx_lower_scalar(&lw, n);
+    else if (n->out_kind == RLX_OUT_SCALAR && e->fn == rlx_lower_scalar) /* sym_size of a complex tensor too */
+      st = rlx_lower_scalar(&lw, n);
     else if (lw_node_is_complex(&lw, n) && !lw_complex_dynamic(n) && node_symbolic(&lw, n))
       st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op on complex values at static shapes only, and this "
                       "node has a symbolic shape or size; export with those axes static");
