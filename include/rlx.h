@@ -81,7 +81,7 @@ RLX_API const char *rlx_last_error(void);
 /* ---- dtypes ------------------------------------------------------------ */
 
 /* The one list of element types: X(ENUM, token, size in bytes).
- * The token is the one torch-ir.json uses. */
+ * The token is the one torch-ir.json uses. Append-only: the values are ABI. */
 #define RLX_DTYPE_LIST(X) \
   X(F32, "f32", 4)        \
   X(F16, "f16", 2)        \
@@ -92,7 +92,10 @@ RLX_API const char *rlx_last_error(void);
   X(I16, "i16", 2)        \
   X(I8, "i8", 1)          \
   X(U8, "u8", 1)          \
-  X(BOOL, "bool", 1)
+  X(BOOL, "bool", 1)      \
+  X(U16, "u16", 2)        \
+  X(U32, "u32", 4)        \
+  X(U64, "u64", 8)
 
 typedef enum rlx_dtype {
 #define RLX_X_(e, tok, size) RLX_DTYPE_##e,

@@ -118,6 +118,23 @@ DEVIATIONS = {
     "aten.as_strided_scatter": "the view reads the input's contiguous storage (torch reads a view's base storage)",
     "aten.put": "repeated indices without accumulate: the last write wins (torch leaves it unspecified)",
     "aten.index_copy": "repeated indices: the last write wins (torch leaves it unspecified)",
+    # linear algebra (linalg block; docs/design.md "Linear algebra")
+    "aten._linalg_svd": "U and Vh are unique only up to each vector's sign (torch's documentation); rlx's "
+                        "one-sided Jacobi picks its own signs, not LAPACK's, and the completed columns of a "
+                        "full U (past the rank) are another orthonormal basis of the same space. The OpInfo "
+                        "runner and the conformance cases compare these vectors up to sign",
+    "aten._linalg_eigh": "the eigenvectors are unique only up to sign (within a repeated eigenvalue, up to a "
+                         "rotation); rlx's Jacobi signs are its own, compared up to sign",
+    "aten.linalg_matrix_exp": "scaling and squaring of the Taylor series in float64 (torch: degree-18 "
+                              "polynomials in the input's dtype); float32 results are the exact value rounded",
+    # issue 11: tie order of sort/topk, unsigned casts, histogram sums
+    "aten.sort": "stable=False: the index among equal values is libstdc++'s std::sort's (fbgemm's stable radix "
+                 "sort for 1-D ascending ints of 32768+ elements), as torch's Linux builds without x86-simd-sort",
+    "aten.argsort": "as aten.sort",
+    "aten.topk": "the index among equal values is libstdc++'s std::partial_sort's (k * 64 <= n) or "
+                 "std::nth_element's then std::sort's, as torch's Linux builds",
+    "aten.histogram": "weights add row by row in the dtype: torch's per-thread partial sums round a weighted f32 "
+                      "histogram of many rows differently (within the f32 bar)",
 }
 
 STATUSES = ("supported", "failing", "untested", "unsupported", "excluded")

@@ -25,9 +25,9 @@ STATUS_NAMES = ("OK", "INVALID_ARGUMENT", "IO", "FORMAT", "UNSUPPORTED", "SHAPE"
 RLX_OK = 0
 
 # rlx_dtype, in the order of RLX_DTYPE_LIST (checked against rlx_dtype_name at load)
-DTYPES = ("f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u8", "bool")
+DTYPES = ("f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u8", "bool", "u16", "u32", "u64")
 DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
-              "u8": 1, "bool": 1}
+              "u8": 1, "bool": 1, "u16": 2, "u32": 4, "u64": 8}
 
 
 class TensorView(Structure):  # rlx_tensor_view

@@ -134,8 +134,25 @@ def decompose(ep, mode: str, force: Iterable = ()):
         out = ep.run_decompositions()
     else:
         out = ep.run_decompositions(table)
+    out = remove_effect_tokens(out)
     drop_runtime_asserts(out)
     return out
+
+
+def remove_effect_tokens(ep):
+    """The program without torch's effect tokens.  An op with a side effect
+    (``aten._linalg_check_errors``, which raises on a failed factorization:
+    linalg.inv, cholesky, solve, ...) is threaded through a ``with_effects``
+    call on a token that torch.export adds as an extra input and output of
+    the graph; rlx has no tokens, and the extra input made the graph's user
+    inputs outnumber the example inputs.  torch's own pass turns each
+    ``with_effects`` back into a plain call of the op (no outputs) and drops
+    the tokens; rlx lowers the call (a check on the info tensor)."""
+    from torch.export.graph_signature import InputKind
+    if not any(s.kind == InputKind.TOKEN for s in ep.graph_signature.input_specs):
+        return ep
+    from torch.export._remove_effect_tokens_pass import _remove_effect_tokens
+    return _remove_effect_tokens(ep)
 
 
 # torch.export's run-time checks on scalars, and the ops that read a scalar out of a tensor's values

@@ -47,6 +47,10 @@ DTYPE_TOKENS: dict[torch.dtype, str] = {
     torch.int8: "i8",
     torch.uint8: "u8",
     torch.bool: "bool",
+    # the unsigned dtypes torch added in 2.3 (few CPU ops; hash_tensor returns uint64)
+    torch.uint16: "u16",
+    torch.uint32: "u32",
+    torch.uint64: "u64",
 }
 
 # Complex dtypes (docs/design.md, "Complex numbers"): values inside the

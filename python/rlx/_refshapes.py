@@ -52,7 +52,7 @@ SEED = 0
 _SHRINK_STEPS = 24   # f = 1, 2^-1/2, 1/2, ..., 2^-23/2 of the range
 _REPAIR_TRIES = 256
 DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1,
-               "u8": 1, "bool": 1}
+               "u8": 1, "bool": 1, "u16": 2, "u32": 4, "u64": 8}
 
 
 def parse_spec(spec: Any, symbols: list[dict]) -> list:
@@ -183,10 +183,12 @@ def make_inputs(ir: dict, examples: dict[str, torch.Tensor], env: dict,
             n *= d
         if flat.numel() == 0:
             t = torch.zeros(shape, dtype=ex.dtype)
-        elif torch.unique(flat).numel() <= SMALL_SET:
+        elif torch.unique(flat).numel() <= SMALL_SET or ex.dtype == torch.uint64:
+            # (uint64: torch has no min/max for it, and its range is not int64's)
             t = flat[torch.randint(0, flat.numel(), (n,), generator=gen)].reshape(shape)
         else:
-            lo, hi = int(flat.min()), int(flat.max())
+            wide = flat.to(torch.int64)  # uint16/uint32 have no min/max in torch either
+            lo, hi = int(wide.min()), int(wide.max())
             t = torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(ex.dtype)
         out[e["id"]] = t
     return out

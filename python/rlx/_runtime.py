@@ -128,7 +128,8 @@ def _info(c: _capi.IoInfo) -> TensorInfo:
 
 _NUMPY_DTYPES = {np.dtype(k): v for k, v in (
     ("float32", "f32"), ("float16", "f16"), ("float64", "f64"), ("int64", "i64"),
-    ("int32", "i32"), ("int16", "i16"), ("int8", "i8"), ("uint8", "u8"), ("bool", "bool"))}
+    ("int32", "i32"), ("int16", "i16"), ("int8", "i8"), ("uint8", "u8"), ("bool", "bool"),
+    ("uint16", "u16"), ("uint32", "u32"), ("uint64", "u64"))}
 
 
 _NUMPY_BY_RLX = {v: k for k, v in _NUMPY_DTYPES.items()}
@@ -141,7 +142,8 @@ def _torch_dtypes(torch) -> dict:
         _TORCH_BY_RLX.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
                               "f64": torch.float64, "i64": torch.int64, "i32": torch.int32,
                               "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8,
-                              "bool": torch.bool})
+                              "bool": torch.bool, "u16": torch.uint16, "u32": torch.uint32,
+                              "u64": torch.uint64})
         _TORCH_DTYPES.update({v: k for k, v in _TORCH_BY_RLX.items()})
     return _TORCH_DTYPES
 

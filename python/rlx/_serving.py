@@ -419,4 +419,4 @@ def _np(x) -> np.ndarray:
 def _np_dtype(d: str) -> np.dtype:
     return np.dtype({"f32": "float32", "f16": "float16", "f64": "float64", "i64": "int64",
                      "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8",
-                     "bool": "bool"}[d])
+                     "bool": "bool", "u16": "uint16", "u32": "uint32", "u64": "uint64"}[d])

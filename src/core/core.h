@@ -152,11 +152,25 @@ int64_t rlx_f64_to_i64(double v);
 
 /* Element i of a buffer of dtype t, as double / int64, and stores of either.
  * Stores convert as torch's casts do (float->int truncates toward zero,
- * anything->bool is "!= 0"). */
+ * anything->bool is "!= 0"; float->u16/u32/u64 as GCC's x86 code does,
+ * negative integers wrapping). A u64 above 2^63 loads as a negative int64
+ * (its bits; add, sub, mul and bitwise ops on the bits are right) and as
+ * its exact unsigned value through rlx_load_f64. */
 double rlx_load_f64(const void *p, rlx_dtype t, int64_t i);
 int64_t rlx_load_i64(const void *p, rlx_dtype t, int64_t i);
 void rlx_store_f64(void *p, rlx_dtype t, int64_t i, double v);
 void rlx_store_i64(void *p, rlx_dtype t, int64_t i, int64_t v);
+/* u64 elements whose value needs all 64 bits: rlx_load_u64 reads any
+ * integer or bool dtype as its two's-complement bits (u64 as itself);
+ * rlx_store_u64 stores v as an unsigned value (to a float with one
+ * rounding), to an integer dtype as its low bits. */
+uint64_t rlx_load_u64(const void *p, rlx_dtype t, int64_t i);
+void rlx_store_u64(void *p, rlx_dtype t, int64_t i, uint64_t v);
+/* Whether t is u16, u32 or u64: the unsigned dtypes torch supports for only
+ * a few ops (u8 is torch's full "Byte"). */
+static inline bool rlx_dtype_is_wide_unsigned(rlx_dtype t) {
+  return t == RLX_DTYPE_U16 || t == RLX_DTYPE_U32 || t == RLX_DTYPE_U64;
+}
 
 /* ---- shapes ---- */
 

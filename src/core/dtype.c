@@ -17,6 +17,8 @@ const rlx_dtype_traits rlx_dtype_traits_table[RLX_DTYPE_COUNT] = {
     [RLX_DTYPE_I64] = {"i64", 8, RLX_DKIND_INT},    [RLX_DTYPE_I32] = {"i32", 4, RLX_DKIND_INT},
     [RLX_DTYPE_I16] = {"i16", 2, RLX_DKIND_INT},    [RLX_DTYPE_I8] = {"i8", 1, RLX_DKIND_INT},
     [RLX_DTYPE_U8] = {"u8", 1, RLX_DKIND_UINT},     [RLX_DTYPE_BOOL] = {"bool", 1, RLX_DKIND_BOOL},
+    [RLX_DTYPE_U16] = {"u16", 2, RLX_DKIND_UINT},   [RLX_DTYPE_U32] = {"u32", 4, RLX_DKIND_UINT},
+    [RLX_DTYPE_U64] = {"u64", 8, RLX_DKIND_UINT},
 };
 
 /* The public list and the traits table must agree on names and sizes. */
@@ -42,7 +44,7 @@ static const char *const st_names[RLX_DTYPE_COUNT] = {
     [RLX_DTYPE_F32] = "F32", [RLX_DTYPE_F16] = "F16", [RLX_DTYPE_BF16] = "BF16",
     [RLX_DTYPE_F64] = "F64", [RLX_DTYPE_I64] = "I64", [RLX_DTYPE_I32] = "I32",
     [RLX_DTYPE_I16] = "I16", [RLX_DTYPE_I8] = "I8",   [RLX_DTYPE_U8] = "U8",
-    [RLX_DTYPE_BOOL] = "BOOL",
+    [RLX_DTYPE_BOOL] = "BOOL", [RLX_DTYPE_U16] = "U16", [RLX_DTYPE_U32] = "U32", [RLX_DTYPE_U64] = "U64",
 };
 
 int rlx_dtype_from_safetensors(const char *tok) {
@@ -76,7 +78,14 @@ rlx_dtype rlx_dtype_promote(rlx_dtype a, rlx_dtype b) {
     if (ra == rb) return RLX_DTYPE_F32; /* f16 with bf16 */
     return ra > rb ? a : b;
   }
-  /* both integers */
+  /* both integers. torch refuses to promote u16/u32/u64 with any other
+   * integer (promote_types raises), so no exported program asks; rlx keeps
+   * the wider of the two, the unsigned one at equal width. */
+  if (a >= RLX_DTYPE_U16 || b >= RLX_DTYPE_U16) {
+    size_t sa = rlx_dtype_traits_table[a].size, sb = rlx_dtype_traits_table[b].size;
+    if (sa != sb) return sa > sb ? a : b;
+    return a >= RLX_DTYPE_U16 ? a : b;
+  }
   if ((a == RLX_DTYPE_U8 && b == RLX_DTYPE_I8) || (a == RLX_DTYPE_I8 && b == RLX_DTYPE_U8))
     return RLX_DTYPE_I16;
   if (a == RLX_DTYPE_U8) return b;
@@ -147,6 +156,9 @@ double rlx_load_f64(const void *p, rlx_dtype t, int64_t i) {
     case RLX_DTYPE_I8: return ((const int8_t *)p)[i];
     case RLX_DTYPE_U8: return ((const uint8_t *)p)[i];
     case RLX_DTYPE_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case RLX_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case RLX_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case RLX_DTYPE_U64: return (double)((const uint64_t *)p)[i];
     default: RLX_ASSERT(0); return 0;
   }
 }
@@ -159,8 +171,35 @@ int64_t rlx_f64_to_i64(double v) {
   return (int64_t)v;
 }
 
+/* A double as the unsigned types' casts give it with GCC on x86 (a plain C
+ * cast, undefined outside the target's range, which torch does not guard):
+ * u16 through a 32-bit cvttsd2si (INT32_MIN when out of range), u32 through
+ * the 64-bit one, u64 by cvttsd2si of v - 2^63 for v >= 2^63 with the top
+ * bit put back. So negative integers wrap (-1 -> the maximum), and each
+ * out-of-range value maps as torch's scalar loop maps it. */
+static uint64_t f64_to_unsigned(double v, rlx_dtype t) {
+  switch (t) {
+    case RLX_DTYPE_U16: {
+      int32_t r = (v >= -2147483648.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
+      return (uint16_t)(uint32_t)r;
+    }
+    case RLX_DTYPE_U32: return (uint32_t)(uint64_t)rlx_f64_to_i64(v);
+    default:
+      if (v >= 9223372036854775808.0) return (uint64_t)rlx_f64_to_i64(v - 9223372036854775808.0) ^ (1ull << 63);
+      return (uint64_t)rlx_f64_to_i64(v);
+  }
+}
+
+uint64_t rlx_load_u64(const void *p, rlx_dtype t, int64_t i) {
+  if (t == RLX_DTYPE_U64) return ((const uint64_t *)p)[i];
+  return (uint64_t)rlx_load_i64(p, t, i);
+}
+
 int64_t rlx_load_i64(const void *p, rlx_dtype t, int64_t i) {
   switch (t) {
+    case RLX_DTYPE_U16: return ((const uint16_t *)p)[i];
+    case RLX_DTYPE_U32: return ((const uint32_t *)p)[i];
+    case RLX_DTYPE_U64: return (int64_t)((const uint64_t *)p)[i]; /* the bits: wraps above 2^63 */
     case RLX_DTYPE_I64: return ((const int64_t *)p)[i];
     case RLX_DTYPE_I32: return ((const int32_t *)p)[i];
     case RLX_DTYPE_I16: return ((const int16_t *)p)[i];
@@ -178,7 +217,20 @@ void rlx_store_f64(void *p, rlx_dtype t, int64_t i, double v) {
     case RLX_DTYPE_BF16: ((uint16_t *)p)[i] = rlx_f32_to_bf16((float)v); break;
     case RLX_DTYPE_F64: ((double *)p)[i] = v; break;
     case RLX_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case RLX_DTYPE_U16: case RLX_DTYPE_U32: case RLX_DTYPE_U64:
+      rlx_store_i64(p, t, i, (int64_t)f64_to_unsigned(v, t));
+      break;
     default: rlx_store_i64(p, t, i, rlx_f64_to_i64(v)); break;
+  }
+}
+
+void rlx_store_u64(void *p, rlx_dtype t, int64_t i, uint64_t v) {
+  switch (t) {
+    case RLX_DTYPE_F32: ((float *)p)[i] = (float)v; break; /* one rounding */
+    case RLX_DTYPE_F16: ((uint16_t *)p)[i] = rlx_f32_to_f16((float)v); break;
+    case RLX_DTYPE_BF16: ((uint16_t *)p)[i] = rlx_f32_to_bf16((float)v); break;
+    case RLX_DTYPE_F64: ((double *)p)[i] = (double)v; break;
+    default: rlx_store_i64(p, t, i, (int64_t)v); break;
   }
 }
 
@@ -190,6 +242,9 @@ void rlx_store_i64(void *p, rlx_dtype t, int64_t i, int64_t v) {
     case RLX_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
     case RLX_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
     case RLX_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case RLX_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case RLX_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case RLX_DTYPE_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
     case RLX_DTYPE_F32: ((float *)p)[i] = (float)v; break; /* one rounding, as torch */
     case RLX_DTYPE_F16: ((uint16_t *)p)[i] = rlx_f32_to_f16((float)v); break;
     case RLX_DTYPE_BF16: ((uint16_t *)p)[i] = rlx_f32_to_bf16((float)v); break;

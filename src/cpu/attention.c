@@ -53,20 +53,31 @@ RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
     float *row = s + r * j->S, mx = -INFINITY;
     int64_t moff = has_mask ? rlx_strided_offset(&j->full, j->mst, (((b * j->Hq + h) * j->L) + i) * j->S) : 0;
     int64_t mstep = has_mask ? j->mst[j->full.rank - 1] : 0;
-    for (int64_t c = 0; c < j->S; c++) {
-      float x = row[c] * j->scale;
-      if (causal && c > i) x = -INFINITY;
-      if (bool_mask && !((const uint8_t *)mask->data)[moff + c * mstep]) x = -INFINITY;
-      else if (has_mask && !bool_mask && x != -INFINITY) x += ((const float *)mask->data)[moff + c * mstep];
-      row[c] = x;
-      if (x > mx || x != x) mx = x;
+    /* columns past the causal limit are -inf; the others scaled, then masked */
+    int64_t lim = causal ? RLX_MIN(i + 1, j->S) : j->S;
+    float sc = j->scale;
+    for (int64_t c = 0; c < lim; c++) row[c] *= sc; /* vectorized */
+    for (int64_t c = lim; c < j->S; c++) row[c] = -INFINITY;
+    if (has_mask && mstep == 1 && bool_mask) { /* contiguous masks: vectorized selects */
+      const uint8_t *mb = (const uint8_t *)mask->data + moff;
+      for (int64_t c = 0; c < lim; c++) row[c] = mb[c] ? row[c] : -INFINITY;
+    } else if (has_mask && mstep == 1) {
+      const float *mf = (const float *)mask->data + moff;
+      for (int64_t c = 0; c < lim; c++) row[c] = row[c] == -INFINITY ? row[c] : row[c] + mf[c];
+    } else if (has_mask) { /* a broadcast mask column (stride 0) */
+      for (int64_t c = 0; c < lim; c++) {
+        float x = row[c];
+        if (bool_mask && !((const uint8_t *)mask->data)[moff + c * mstep]) x = -INFINITY;
+        else if (!bool_mask && x != -INFINITY) x += ((const float *)mask->data)[moff + c * mstep];
+        row[c] = x;
+      }
     }
-    double sum = 0;
+    mx = vmax_f32(row, j->S);
     if (mx == -INFINITY) /* a fully masked row */
       for (int64_t c = 0; c < j->S; c++) row[c] = 0.0f;
     else
       for (int64_t c = 0; c < j->S; c++) row[c] = exp_f32(row[c] - mx); /* vectorized */
-    for (int64_t c = 0; c < j->S; c++) sum += row[c];
+    double sum = vsum_f32(row, j->S);
     float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
     for (int64_t c = 0; c < j->S; c++) row[c] *= inv;
   }

@@ -10,16 +10,15 @@
  * fused activation run in the sgemm's epilogue on each block while it is in
  * cache. Depthwise convolutions (one channel per group) run directly.
  */
+#include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
 #include "ops/ops_util.h"
-
-typedef struct conv_geo {
-  int64_t N, C, H, W, O, G, kh, kw, OH, OW, sh, sw, ph, pw, dh, dw;
-} conv_geo;
 
 static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
                    conv_geo *c) {
@@ -35,6 +34,11 @@ static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape
     return true;
   }
   return false;
+}
+
+bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_tensor_view *out, conv_geo *c) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  return geo_of(&n->p.conv, &xs, &ws, &ys, c);
 }
 
 static bool direct(const conv_geo *c) {
@@ -459,8 +463,9 @@ static size_t wg_row_bytes(const wg_geo *w) { return wg_align(sizeof(float) * (s
 typedef struct wg_job {
   conv_geo c;
   wg_geo w;
-  const float *x, *bias, *res; /* the batch element's input / residual */
+  const float *x, *wraw, *bias, *res; /* the batch element's input / residual */
   float *y, *V, *M;
+  _Atomic unsigned char *bad; /* [TH]: the tile row's patch holds a NaN or an Inf (computed directly) */
   const rlx_epilogue *ep;
   char *rows;
   size_t row_bytes;
@@ -489,6 +494,7 @@ RLX_VEC_CLONES static void wg_input_row(const wg_job *j, int64_t ch, int64_t ty,
       continue;
     }
     const float *row = j->x + (ch * c->H + iy) * c->W;
+    if (rlx_conv_nonfinite(row, c->W)) atomic_store_explicit(&j->bad[ty], 1, memory_order_relaxed);
     wg_split(ev[r], row, -c->pw, j->q0[0], j->q1[0], E);
     wg_split(od[r], row, 1 - c->pw, j->q0[1], j->q1[1], E);
   }
@@ -552,7 +558,10 @@ RLX_VEC_CLONES static void wg_output_row(const wg_job *j, int64_t o, int64_t ty,
 static void wg_output_task(void *ctx, int64_t o, int worker) {
   const wg_job *j = ctx;
   float *buf = (float *)(j->rows + j->row_bytes * (size_t)worker);
-  for (int64_t ty = 0; ty < j->w.TH; ty++) wg_output_row(j, o, ty, buf);
+  for (int64_t ty = 0; ty < j->w.TH; ty++)
+    if (atomic_load_explicit(&j->bad[ty], memory_order_relaxed))
+      rlx_conv3x3_direct_rows(&j->c, j->x, j->wraw, j->bias, j->res, j->ep, j->y, o, 2 * ty, 2 * ty + 2, buf);
+    else wg_output_row(j, o, ty, buf);
 }
 
 static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -569,6 +578,7 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   char *s = x->scratch;
   j.V = (float *)s, s += wg_v_bytes(c, &j.w);
   j.M = (float *)s, s += wg_m_bytes(c, &j.w);
+  j.bad = (_Atomic unsigned char *)s, s += wg_align((size_t)j.w.TH);
   j.rows = s, j.row_bytes = wg_row_bytes(&j.w);
   s += j.row_bytes * (size_t)rlx_threadpool_size(x->tp);
   size_t ua = rlx_sgemm_packed_a_size(c->O, c->C) / sizeof(float), vp = (size_t)(c->C * j.w.T),
@@ -576,12 +586,13 @@ static rlx_status wg_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   for (int64_t b = 0; b < c->N; b++) {
     j.x = (const float *)in[0].data + b * c->C * c->H * c->W;
     j.y = (float *)out[0].data + b * c->O * c->OH * c->OW;
-    j.bias = in[2].data;
+    j.wraw = in[1].data, j.bias = in[2].data;
     j.res = n->n_in > 3 && in[3].data ? (const float *)in[3].data + b * c->O * c->OH * c->OW : NULL;
+    for (int64_t ty = 0; ty < j.w.TH; ty++) atomic_store_explicit(&j.bad[ty], 0, memory_order_relaxed);
     rlx_parallel_for(x->tp, c->C, wg_input_task, &j);
-    rlx_sgemm_args a[16]; /* one parallel region for the 16 products */
+    rlx_sgemm_args a[16]; /* one parallel region for the 16 products, on the panel width that pads T least */
     for (int xi = 0; xi < 16; xi++)
-      a[xi] = (rlx_sgemm_args){.M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
+      a[xi] = (rlx_sgemm_args){.isa = rlx_sgemm_isa_for(j.w.T), .M = c->O, .N = j.w.T, .K = c->C, .a_packed = (const float *)x->packed + xi * ua,
                                .B = j.V + xi * vp, .ldb = j.w.T, .C = j.M + xi * mp, .ldc = j.w.T};
     rlx_sgemm_ex_batch(x->tp, a, 16, s);
     rlx_parallel_for(x->tp, c->O, wg_output_task, &j);
@@ -630,7 +641,8 @@ static size_t wg_scratch_for(const rlx_graph *g, const rlx_node *n, int threads)
   wg_geo wg;
   if (!node_geo(g, n, &c) || !wg_geo_of(&c, &wg)) return SIZE_MAX;
   int t = threads > 0 ? threads : 1;
-  return wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_row_bytes(&wg) * (size_t)t + rlx_sgemm_scratch(t);
+  return wg_v_bytes(&c, &wg) + wg_m_bytes(&c, &wg) + wg_align((size_t)wg.TH) + wg_row_bytes(&wg) * (size_t)t +
+         rlx_sgemm_scratch(t);
 }
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
@@ -701,6 +713,103 @@ static void wg_worth_range(const rlx_graph *sym, const rlx_node *n, const conv_g
   *at_lo = auto_wg_at(&cl), *at_hi = auto_wg_at(&ch);
 }
 
+static size_t wg4_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return SIZE_MAX;
+  return rlx_conv_wg4_scratch(&c, threads);
+}
+
+/* ---- which way a 3x3 stride-1 conv runs: a cost model ----
+ *
+ * Each way's time is estimated as the larger of its multiplications (the
+ * flops on the microkernel's padded tiles at the sgemm's rate) and its
+ * weight stream (at batch 1 a layer's weights come from memory: a network's
+ * weights do not fit the caches, and Winograd's are 16/9 or 36/9 times the
+ * direct ones), plus its passes over memory (the im2col packing; Winograd's
+ * transformed input V and products M) at a cost per element. The rates were
+ * measured on the 2-core machine of docs/perf.md (bench/bench_conv,
+ * bench/bandwidth); the choice depends only on their ratios. It picks
+ * F(4x4) on resnet's 56x56, 28x28 and 14x14 layers, F(2x2) on 7x7 (where
+ * F(4x4)'s weights, 4x the direct ones, take longer to read than to use). */
+
+typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
+
+#define COST_GFLOPS 95.0      /* the sgemm, one thread, on padded tiles */
+#define COST_GBS_1 12.9       /* memory read bandwidth, one thread */
+#define COST_GBS_2 17.0       /* two or more */
+#define COST_IM2COL_NS 0.25   /* per element packed (one thread) */
+#define COST_WG2_NS 0.6       /* per element of V and M (one thread) */
+#define COST_WG4_NS 0.45
+
+static int64_t round_up64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* ns for `count` products [M, N] x [N, K] on the panel width that pads N least, streaming wbytes of weights */
+static double product_ns(int64_t M, int64_t N, int64_t K, int64_t count, double wbytes, int threads) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_isa_for(N);
+  double t = threads > 1 ? threads * 0.95 : 1.0, gbs = threads > 1 ? COST_GBS_2 : COST_GBS_1;
+  double flops = 2.0 * (double)count * (double)round_up64(M, isa->mr) * (double)round_up64(N, isa->nr) * (double)K;
+  return RLX_MAX(flops / (COST_GFLOPS * t), wbytes / gbs);
+}
+
+static double way_ns(conv_way way, const conv_geo *c, int threads) {
+  double t = threads > 1 ? threads : 1, O = (double)c->O, C = (double)c->C;
+  wg_geo w2 = {0};
+  wg4_geo w4 = {0};
+  switch (way) {
+  case PICK_WG2:
+    wg_geo_of(c, &w2);
+    return product_ns(c->O, w2.T, c->C, 16 * c->N, 64 * O * C, threads) +
+           COST_WG2_NS * 16 * (double)(c->N * w2.T) * (O + C) / t;
+  case PICK_WG4:
+    rlx_conv_wg4_geo(c, &w4);
+    return product_ns(c->O, w4.N, c->C, 36 * c->N, 144 * O * C, threads) +
+           COST_WG4_NS * 36 * (double)(c->N * w4.L) * (O + C) / t;
+  case PICK_GEMM:
+    break;
+  }
+  int64_t K = 9 * c->C, N = c->OH * c->OW;
+  return product_ns(c->O, N, K, c->N, 36 * O * C, threads) +
+         COST_IM2COL_NS * (double)(K * N * c->N) * (double)((c->O + 383) / 384) / t; /* once per A row block */
+}
+
+static bool all_finite(const float *w, int64_t n) {
+  for (int64_t i = 0; i < n; i++)
+    if (!isfinite(w[i])) return false;
+  return true;
+}
+
+/* The cheapest way for a 3x3 stride-1 conv. Winograd only with finite
+ * weights: its weight transform would turn an Inf into NaN over whole tiles
+ * (0 * Inf). RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size (to
+ * measure the choice). */
+static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
+  wg4_geo w4;
+  const char *force = getenv("RLX_WINOGRAD");
+  if ((force && !strcmp(force, "0")) || !all_finite(w, c->O * c->C * 9)) return PICK_GEMM;
+  if (force && !strcmp(force, "2")) return PICK_WG2;
+  bool wg4 = rlx_conv_wg4_geo(c, &w4);
+  if (force && !strcmp(force, "4") && wg4) return PICK_WG4;
+  conv_way best = PICK_GEMM;
+  double ns = way_ns(PICK_GEMM, c, threads);
+  for (conv_way v = PICK_WG2; v <= PICK_WG4; v++) {
+    if (v == PICK_WG4 && !wg4) continue;
+    double t = way_ns(v, c, threads);
+    if (t < ns) best = v, ns = t;
+  }
+  return best;
+}
+
+/* Whether a dynamic conv's output image has one size at every binding (a symbolic batch only). */
+static bool spatial_fixed(const rlx_graph *sym, const rlx_node *n) {
+  const rlx_shape *ys = &sym->values[n->out[0]].shape;
+  for (int a = 0; a < n->p.conv.nd; a++) {
+    int64_t lo, hi;
+    rlx_dim_bounds(&sym->syms, ys->dims[ys->rank - n->p.conv.nd + a], &lo, &hi);
+    if (lo != hi) return false;
+  }
+  return true;
+}
+
 static rlx_status pack_oom(const rlx_node *n) {
   return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
 }
@@ -720,9 +829,22 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     return RLX_OK;
   }
   wg_geo wg;
-  bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD");
+  bool wg_ok = wg_geo_of(&c, &wg) && !getenv("RLX_NO_WINOGRAD") && all_finite(wv->data, c.O * c.C * 9);
   bool wg_lo = wg_ok && wg_worth(&c, &wg), wg_hi = wg_lo; /* static: the one shape */
   if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
+  conv_way way = PICK_GEMM;
+  if (wg_ok && (!sym || spatial_fixed(sym, n))) { /* one image size: the cost model picks */
+    way = conv_pick(&c, wv->data, threads);
+    wg_lo = wg_hi = way == PICK_WG2;
+  }
+  if (way == PICK_WG4) {
+    if (!(k->packed = rlx_aligned_alloc(rlx_conv_wg4_packed_bytes(&c)))) return pack_oom(n);
+    if (!rlx_conv_wg4_pack(&c, wv->data, k->packed)) return pack_oom(n);
+    k->run = rlx_conv_wg4_run, k->fast = true, k->name = "f32_conv_winograd_4x4_3x3";
+    k->scratch_for = wg4_scratch_for;
+    k->scratch = wg4_scratch_for(g, n, threads);
+    return RLX_OK;
+  }
   if (wg_lo != wg_hi) { /* the bindings disagree: keep both */
     if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c) + gemm_packed_bytes(&c))))
       return pack_oom(n);

@@ -19,7 +19,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid); /* vmath_avx512.c */
 void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n);
-static bool have_avx512(void) {
+bool rlx_cpu_avx512_math(void) {
   /* computed on first use, by any thread: each computes the same answer, and
    * the atomic makes the benign race a defined one (ThreadSanitizer) */
   static _Atomic int has = -1;
@@ -30,6 +30,7 @@ static bool have_avx512(void) {
   }
   return h;
 }
+static bool have_avx512(void) { return rlx_cpu_avx512_math(); }
 #else
 static bool have_avx512(void) { return false; }
 static void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid) { (void)x, (void)y, (void)n, (void)sigmoid; }

@@ -4,11 +4,11 @@
  *   for each NC-column block of B, for each KC-row block:
  *     pack B[kc x nc] once into NR-column panels (in parallel, shared), or
  *       use the panels packed at compile time (constant weights);
- *     in parallel over tasks (MC-row block of A x a range of B panels):
+ *     in parallel over tasks (mc-row block of A x a range of B panels):
  *       pack the A block into MR-row panels (per thread) and run the
  *       microkernel on every MR x NR block, accumulating over K blocks.
  *
- * Block sizes keep an A block (MC x KC) in L2 and a B panel (KC x NR) in L1
+ * Block sizes keep an A block (mc x KC, mc <= MC_MAX) in L2 and a B panel (KC x NR) in L1
  * while the microkernel streams; tasks are sized so every thread has work
  * even when M is a single block (conv layers with few output channels).
  */
@@ -23,7 +23,7 @@
 #endif
 
 #define KC 256
-#define MC 192  /* a multiple of every MR */
+#define MC_MAX 384 /* rows of an A block at most; a multiple of every MR */
 #define NC 2048 /* a multiple of every NR */
 
 static const rlx_sgemm_isa isas[] = {
@@ -69,7 +69,16 @@ const rlx_sgemm_isa *rlx_sgemm_active(void) {
 
 /* Scratch layout: the shared B block, then one A block per thread. */
 static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
-static size_t a_block_bytes(void) { return (size_t)MC * KC * sizeof(float); }
+static size_t a_block_bytes(void) { return (size_t)MC_MAX * KC * sizeof(float); }
+
+/* Rows of an A block for M rows: M split evenly into as few blocks of at
+ * most MC_MAX rows as it takes, rounded up to MR. Every block streams all
+ * of B's panels, so a 197-row product (ViT) is one block, not 192 rows plus
+ * a 5-row block that reads the weights a second time for 5 rows. */
+static int64_t mc_for(const rlx_sgemm_isa *isa, int64_t M) {
+  int64_t blocks = RLX_MAX(1, (M + MC_MAX - 1) / MC_MAX);
+  return round_up((M + blocks - 1) / blocks, isa->mr);
+}
 
 size_t rlx_sgemm_scratch(int threads) {
   return b_block_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
@@ -115,6 +124,19 @@ static void pack_a(int mr, const float *A, int64_t lda, int64_t mc, int64_t kc, 
 /* Panel p (NR columns starting at column j of the block) of B[kc x nc]. */
 static void pack_b_panel(int nr, const float *B, int64_t ldb, bool trans_b, int64_t kc, int64_t cols,
                          float *bp) {
+  if (trans_b) { /* B^T's panel is A's layout: four columns (rows of B) at a time, as 4x4 transposes */
+    int64_t c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      const float *b = B + c * ldb;
+      for (int64_t k = pack_a_quad(nr, b, ldb, kc, bp + c); k < kc; k++)
+        for (int q = 0; q < 4; q++) bp[k * nr + c + q] = b[q * ldb + k];
+    }
+    for (int64_t k = 0; k < kc; k++) {
+      for (int64_t j = c; j < cols; j++) bp[k * nr + j] = B[j * ldb + k];
+      for (int64_t j = cols; j < nr; j++) bp[k * nr + j] = 0.0f;
+    }
+    return;
+  }
   for (int64_t k = 0; k < kc; k++) {
     float *dst = bp + k * nr;
     if (!trans_b) memcpy(dst, B + k * ldb, sizeof(float) * (size_t)cols);
@@ -137,6 +159,7 @@ typedef struct gemm_job {
   rlx_sgemm_epilogue_fn epilogue;
   const void *epilogue_ctx;
   /* the current (jc, pc) block */
+  int64_t mc; /* rows of an A block (mc_for) */
   int64_t j0, nc, p0, kc, panels, mtiles, chunk;
   int64_t pack_chunks; /* row chunks per panel when packing B */
   const float *bp; /* packed B block */
@@ -146,12 +169,27 @@ typedef struct gemm_job {
   char *a_bufs;
   char *b_bufs;          /* per-task packing: each worker's B panels (b_buf_bytes apart) */
   size_t b_buf_bytes;
+  bool a_inplace; /* A unpacked, read by rlx_f32_gemm_ukernel_a__avx512_12x32 (a_inplace_ok) */
+  float *a_fill;  /* where pack_a_task writes the shared packed A */
 } gemm_job;
+
+/* Whether a task's A block may be read in place instead of packed: the
+ * AVX-512 12x32 kernel, A given plainly, each A block serving at most
+ * A_INPLACE_PANELS panels of B (packing it costs about as much as a
+ * microkernel pass over 1 - 2 panels), and a row stride that does not put
+ * the block's 12 rows in one L1 set (a multiple of 4 KiB). One thread,
+ * 3136x96x384 B^T over packed weights: 81 -> 93 GFLOP/s; with 12 panels
+ * (3136x384x96) packing still wins by a few percent. */
+#define A_INPLACE_PANELS 4
+static bool a_inplace_ok(const rlx_sgemm_isa *isa, const rlx_sgemm_args *a, int64_t chunk) {
+  return isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32 && !a->a_packed && !a->pack_a && a->A &&
+         a->M > RLX_SGEMM_SKINNY_M && chunk <= A_INPLACE_PANELS && a->lda % 1024 != 0;
+}
 
 /* Offset (floats) of block (ic, pc) in a fully prepacked A. */
 static int64_t packed_a_offset(const rlx_sgemm_isa *isa, int64_t M, int64_t K, int64_t i0, int64_t p0) {
-  int64_t mc = RLX_MIN(MC, M - i0);
-  return i0 * K + p0 * round_up(mc, isa->mr); /* full blocks before i0 hold MC * K floats each */
+  int64_t mc = RLX_MIN(mc_for(isa, M), M - i0);
+  return i0 * K + p0 * round_up(mc, isa->mr); /* full blocks before i0 hold mc_for(M) * K floats each */
 }
 
 /* Offset (floats) of block (jc, pc) in a fully prepacked B. */
@@ -195,13 +233,13 @@ static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0,
                 (int)(end - col));
 }
 
-/* Task t's part of K block [p0, p0 + kc): its MC rows of A against its
+/* Task t's part of K block [p0, p0 + kc): its mc rows of A against its
  * panels [pa, pb) of B, panel p at bp + (p - pbase) * kc * NR. */
 static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, int64_t kc, const float *bp,
                           int64_t pbase) {
   const rlx_sgemm_isa *isa = j->isa;
   int64_t mt = t % j->mtiles, ct = t / j->mtiles;
-  int64_t i0 = mt * MC, mc = RLX_MIN(MC, j->M - i0);
+  int64_t i0 = mt * j->mc, mc = RLX_MIN(j->mc, j->M - i0);
   int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
   bool last = p0 + kc >= j->K;
@@ -213,6 +251,18 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
       isa->skinny(kc, j->A + p0, j->lda, bp + (p - pbase) * kc * isa->nr, c, j->ldc, (int)j->M, nn, p0 > 0);
     }
     if (last && j->epilogue) epilogue_span(j, pa, pb, 0, j->M);
+    return;
+  }
+  if (j->a_inplace) { /* A read in place: few panels would reuse a packed block */
+    for (int64_t p = pa; p < pb; p++) {
+      int64_t col = j->j0 + p * isa->nr;
+      const float *b = bp + (p - pbase) * kc * isa->nr;
+      for (int64_t ir = 0; ir < mc; ir += isa->mr)
+        rlx_f32_gemm_ukernel_a__avx512_12x32(kc, j->A + (i0 + ir) * j->lda + p0, j->lda, b,
+                                             j->C + (i0 + ir) * j->ldc + col, j->ldc, (int)RLX_MIN(isa->mr, mc - ir),
+                                             (int)RLX_MIN(isa->nr, j->N - col), p0 > 0);
+    }
+    if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
     return;
   }
   const float *ap;
@@ -237,6 +287,16 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
     }
   }
   if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
+}
+
+/* Task t packs block (t / kblocks, t % kblocks) of A into the shared
+ * buffer j->a_fill, laid out as rlx_sgemm_pack_a lays out a whole A. */
+static void pack_a_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const gemm_job *j = ctx;
+  int64_t kblocks = (j->K + KC - 1) / KC, i0 = t / kblocks * j->mc, p0 = t % kblocks * KC;
+  pack_a(j->isa->mr, j->A + i0 * j->lda + p0, j->lda, RLX_MIN(j->mc, j->M - i0), RLX_MIN(KC, j->K - p0),
+         j->a_fill + packed_a_offset(j->isa, j->M, j->K, i0, p0));
 }
 
 static void compute_task(void *ctx, int64_t t, int worker) {
@@ -309,7 +369,8 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
                 .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx, .b_packed = prepacked,
                 .a_bufs = base + b_block_bytes(), .b_bufs = base};
   int threads = rlx_threadpool_size(tp);
-  j.mtiles = (M + MC - 1) / MC;
+  j.mc = mc_for(isa, M);
+  j.mtiles = (M + j.mc - 1) / j.mc;
   if (prepacked && !a->a_packed && !a->pack_a && M <= RLX_SGEMM_SKINNY_M) {
     int64_t total = (N + isa->nr - 1) / isa->nr, tasks = RLX_MIN(total, 4 * (int64_t)threads);
     j.chunk = (total + tasks - 1) / tasks;
@@ -326,6 +387,20 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
    * nanosecond each, over the threads); shared, each K block costs two
    * barriers (a few microseconds): per task when that trade wins */
   bool per_task = prepacked || (max_chunk >= 1 && (j.mtiles == 1 || (j.mtiles <= 4 && (j.mtiles - 1) * N <= 80 * threads)));
+  /* Over prepacked B (linear layers), tasks that share rows of A would each
+   * pack them (at 2 threads BERT's 128-row products ran 4 tasks, A packed 4
+   * times), and so would every column block: pack the whole of A once, in
+   * parallel, into the B block's scratch (unused over prepacked B) where it
+   * fits. Not where A in place serves (few panels a task). */
+  int64_t all_panels = (N + isa->nr - 1) / isa->nr;
+  if (prepacked && !a->a_packed && !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M &&
+      (threads > 1 || N > NC) && all_panels > A_INPLACE_PANELS * (int64_t)threads &&
+      (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= b_block_bytes()) {
+    j.a_fill = (float *)base;
+    int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
+    rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, pack_a_task, &j);
+    j.a_packed = j.a_fill;
+  }
   j.b_buf_bytes = (size_t)RLX_MAX(max_chunk, 1) * KC * (size_t)isa->nr * sizeof(float);
   for (j.j0 = 0; j.j0 < N; j.j0 += NC) {
     j.nc = RLX_MIN(NC, N - j.j0);
@@ -335,6 +410,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
     j.chunk = RLX_MAX(1, (j.panels + want - 1) / want);
     if (per_task && !prepacked) j.chunk = RLX_MIN(j.chunk, max_chunk);
     int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
+    j.a_inplace = !j.a_packed && a_inplace_ok(isa, a, j.chunk);
     if (per_task) {
       rlx_parallel_for(tp, j.mtiles * ctiles, full_k_task, &j);
       continue;
@@ -388,7 +464,8 @@ static void batch_task(void *ctx, int64_t t, int worker) {
 void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, void *scratch) {
   const rlx_sgemm_isa *isa = a->isa ? a->isa : rlx_sgemm_active();
   int threads = rlx_threadpool_size(tp);
-  int64_t M = a->M, N = a->N, K = a->K, mtiles = (M + MC - 1) / MC, max_chunk = NC / isa->nr / threads;
+  int64_t M = a->M, N = a->N, K = a->K, mc = M > 0 ? mc_for(isa, M) : 1, mtiles = (M + mc - 1) / mc;
+  int64_t max_chunk = NC / isa->nr / threads;
   bool same = count >= 1 && count <= BATCH_MAX && M > 0 && N > 0 && K > 0 && N <= NC && max_chunk >= 1;
   for (int i = 1; same && i < count; i++)
     same = a[i].M == M && a[i].N == N && a[i].K == K && (a[i].isa ? a[i].isa : rlx_sgemm_active()) == isa &&
@@ -411,7 +488,7 @@ void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, 
                            .B = x->B, .trans_b = x->trans_b, .C = x->C, .pack_b = x->pack_b, .pack_ctx = x->pack_ctx,
                            .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .a_packed = x->a_packed,
                            .pack_a = x->pack_a, .pack_a_ctx = x->pack_a_ctx, .b_packed = x->b_packed,
-                           .a_bufs = base + b_block_bytes(), .b_bufs = base, .mtiles = mtiles, .j0 = 0, .nc = N,
+                           .a_bufs = base + b_block_bytes(), .b_bufs = base, .mc = mc, .mtiles = mtiles, .j0 = 0, .nc = N,
                            .panels = panels, .chunk = chunk,
                            .b_buf_bytes = (size_t)max_chunk * KC * (size_t)isa->nr * sizeof(float)};
   }
@@ -449,9 +526,10 @@ size_t rlx_sgemm_packed_a_size(int64_t M, int64_t K) {
 
 void rlx_sgemm_pack_a(int64_t M, int64_t K, const float *A, int64_t lda, float *packed) {
   const rlx_sgemm_isa *isa = rlx_sgemm_active();
-  for (int64_t i0 = 0; i0 < M; i0 += MC)
+  int64_t mc = mc_for(isa, M);
+  for (int64_t i0 = 0; i0 < M; i0 += mc)
     for (int64_t p0 = 0; p0 < K; p0 += KC)
-      pack_a(isa->mr, A + i0 * lda + p0, lda, RLX_MIN(MC, M - i0), RLX_MIN(KC, K - p0),
+      pack_a(isa->mr, A + i0 * lda + p0, lda, RLX_MIN(mc, M - i0), RLX_MIN(KC, K - p0),
              packed + packed_a_offset(isa, M, K, i0, p0));
 }
 

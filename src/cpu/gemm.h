@@ -52,6 +52,11 @@ typedef struct rlx_sgemm_isa {
 RLX_SGEMM_ISA_LIST(RLX_X_)
 #undef RLX_X_
 
+/* The 12x32 AVX-512 block with A unpacked (rows of stride lda; m <= 12):
+ * the driver's choice where a packed A block would serve few B panels. */
+void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate);
+
 /* The microkernel in use (chosen on first call). */
 const rlx_sgemm_isa *rlx_sgemm_active(void);
 /* The microkernel named `name` if this CPU can run it, else NULL (tests). */

@@ -30,11 +30,67 @@
     _mm512_mask_storeu_ps(p + 16, k1, v1);                                                          \
   }
 
+/* The last row block of a product whose M is not a multiple of 12 (a conv
+ * with 64 output channels ends in a block of 4): R rows of the 12-row
+ * panel only, so a block of 4 costs a third of a full one, not all of it. */
+static inline __attribute__((always_inline)) void ukernel_rows(const int R, int64_t K, const float *a, const float *b,
+                                                               float *c, int64_t ldc, int m, int n, bool accumulate) {
+  __m512 acc[8][2];
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; i++) {
+      __m512 x = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+    }
+  }
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) {
+    if (i >= m) break;
+    float *p = c + i * ldc;
+    __m512 v0 = acc[i][0], v1 = acc[i][1];
+    if (accumulate) {
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
+    }
+    _mm512_mask_storeu_ps(p, k0, v0);
+    _mm512_mask_storeu_ps(p + 16, k1, v1);
+  }
+}
+
 void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                         int m, int n, bool accumulate) {
+  if (m <= 4) {
+    ukernel_rows(4, K, a, b, c, ldc, m, n, accumulate);
+    return;
+  }
+  if (m <= 8) {
+    ukernel_rows(8, K, a, b, c, ldc, m, n, accumulate);
+    return;
+  }
+  /* C is read (accumulate) and written only at the end: fetch its lines
+   * now, while the k loop runs (a cold C tile costs ~8% otherwise) */
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
   ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
 #pragma GCC unroll 4
   for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+    /* B's panel comes from L3 on its first row block: stay 16 k ahead */
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
     FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
   }
@@ -44,6 +100,41 @@ void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *
     return;
   }
   /* a partial block: masked stores, row by row, no spill */
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+  STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
+  STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
+}
+
+/* The 12x32 block with A read in place (rows of stride lda, not packed):
+ * for products where a packed A block would serve few B panels (a 1x1 conv
+ * or a linear layer with few output columns), packing it costs more than
+ * it saves. Rows past m alias row 0 (read, never stored). */
+void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate) {
+  const float *r[12];
+  for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
+  for (int i = 0; i < m; i++) {
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T1);
+  }
+  ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
+#define FMA_A(i)                                          \
+  x = _mm512_set1_ps(r[i][k]);                            \
+  c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0);              \
+  c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1);
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; k++, b += 32) {
+    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
+    FMA_A(0) FMA_A(1) FMA_A(2) FMA_A(3) FMA_A(4) FMA_A(5) FMA_A(6) FMA_A(7) FMA_A(8) FMA_A(9) FMA_A(10) FMA_A(11)
+  }
+#undef FMA_A
+  if (m == 12 && n == 32) {
+    STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
+    STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
+    return;
+  }
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
   STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
   STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
@@ -98,9 +189,11 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
 
 void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
                                         int n, bool accumulate) {
+  for (int i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1); /* as 12x32 */
   ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
 #pragma GCC unroll 4
   for (int64_t k = 0; k < K; k++, a += 12, b += 16) {
+    _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
     __m512 b0 = _mm512_loadu_ps(b);
     FMA1(0) FMA1(1) FMA1(2) FMA1(3) FMA1(4) FMA1(5) FMA1(6) FMA1(7) FMA1(8) FMA1(9) FMA1(10) FMA1(11)
   }

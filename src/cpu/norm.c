@@ -15,46 +15,62 @@ typedef struct row_job {
   const float *x, *w, *b;
   float *y;
   int64_t D;
+  const float *mask; /* a fused softmax's mask, broadcast to x (mst; full is x's shape) */
+  rlx_shape full;
+  int64_t mst[RLX_MAX_RANK];
 } row_job;
 
 RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
-  float *y = j->y + r * j->D, mx = -INFINITY;
-  for (int64_t i = 0; i < j->D; i++)
-    if (x[i] > mx || x[i] != x[i]) mx = x[i];
-  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
-  double sum = 0;
-  for (int64_t i = 0; i < j->D; i++) sum += (double)y[i];
-  if (j->n->p.softmax.log) {
-    float ls = (float)log(sum);
-    for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
-  } else {
-    float inv = (float)(1.0 / sum);
-    for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
+  float *y = j->y + r * j->D;
+  const rlx_softmax_params *p = &j->n->p.softmax;
+  if (p->pre || j->mask) { /* fuse_softmax: y = x op scale + mask first, each step rounded as its node was */
+    float sc = (float)p->scale;
+    if (p->pre == RLX_SOFTMAX_PRE_MUL)
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i] * sc;
+    else if (p->pre == RLX_SOFTMAX_PRE_DIV)
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i] / sc;
+    else
+      for (int64_t i = 0; i < j->D; i++) y[i] = x[i];
+    if (j->mask) {
+      int r0 = j->full.rank - 1;
+      const float *m = j->mask + rlx_strided_offset(&j->full, j->mst, r * j->D);
+      if (j->mst[r0]) for (int64_t i = 0; i < j->D; i++) y[i] += m[i];
+      else for (int64_t i = 0; i < j->D; i++) y[i] += m[0];
+    }
+    x = y; /* the rest reads the row in place, as each loop below reads x before writing y */
   }
+  float mx = vmax_f32(x, j->D);
+  if (j->n->p.softmax.log) { /* x may be y: the exponentials are summed, not stored */
+    float ls = (float)log(vsum_exp_f32(x, j->D, mx));
+    for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
+    return;
+  }
+  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
+  float inv = (float)(1.0 / vsum_f32(y, j->D));
+  for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
 }
 
-static void norm_row(void *ctx, int64_t r, int worker) {
+RLX_VEC_CLONES static void norm_row(void *ctx, int64_t r, int worker) {
   (void)worker;
   const row_job *j = ctx;
   const float *x = j->x + r * j->D;
   float *y = j->y + r * j->D;
   bool rms = j->n->op == RLX_OP_RMS_NORM;
-  double mean = 0, var = 0;
-  if (!rms) {
-    for (int64_t i = 0; i < j->D; i++) mean += x[i];
-    mean /= (double)j->D;
-  }
-  for (int64_t i = 0; i < j->D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
-  float inv = (float)(1.0 / sqrt(var / (double)j->D + j->n->p.norm.eps)), m = (float)mean;
+  /* lane sums (vmath.h); the mean is rounded to float before the deviations:
+   * that shifts the variance by (mean - float(mean))^2, ~1e-14 mean^2 */
+  float m = rms ? 0.0f : (float)(vsum_f32(x, j->D) / (double)j->D);
+  double var = vsumsq_dev_f32(x, j->D, m);
+  float inv = (float)(1.0 / sqrt(var / (double)j->D + j->n->p.norm.eps));
   for (int64_t i = 0; i < j->D; i++) {
     float v = (x[i] - m) * inv;
     if (j->w) v *= j->w[i];
     if (j->b) v += j->b[i];
     y[i] = v;
   }
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, j->D);
 }
 
 static rlx_status rows_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -62,7 +78,12 @@ static rlx_status rows_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   bool sm = n->op == RLX_OP_SOFTMAX;
   int64_t D = sm ? in[0].dims[r - 1] : rlx_dims_prod(in[0].dims, r - n->p.norm.n_axes, r);
   row_job j = {n, in[0].data, sm ? NULL : in[1].data, sm || n->op == RLX_OP_RMS_NORM ? NULL : in[2].data,
-               out[0].data, D};
+               out[0].data, D, .mask = sm && n->n_in > 1 ? in[1].data : NULL};
+  if (j.mask) {
+    j.full = rlx_view_shape(&in[0]);
+    rlx_shape ms = rlx_view_shape(&in[1]);
+    rlx_broadcast_strides(&ms, &j.full, j.mst);
+  }
   int64_t rows = D ? rlx_view_numel(&in[0]) / D : 0;
   rlx_parallel_for(rows * D >= 8192 ? x->tp : NULL, rows, sm ? softmax_row : norm_row, &j);
   return RLX_OK;
@@ -107,7 +128,11 @@ RLX_VEC_CLONES static void group_task(void *ctx, int64_t t, int worker) {
   for (; i < D; i++) mean += (double)x[i];
   for (int l = 0; l < 8; l++) mean += acc[l];
   mean /= (double)D;
-  for (i = 0; i < D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  double vacc[8] = {0};
+  for (i = 0; i + 8 <= D; i += 8)
+    for (int l = 0; l < 8; l++) vacc[l] += ((double)x[i + l] - mean) * ((double)x[i + l] - mean);
+  for (; i < D; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+  for (int l = 0; l < 8; l++) var += vacc[l];
   float inv = (float)(1.0 / sqrt(var / (double)D + j->n->p.norm.eps)), m = (float)mean;
   for (int64_t c = 0; c < cg; c++) {
     const float *xc = x + c * j->S;
@@ -118,6 +143,7 @@ RLX_VEC_CLONES static void group_task(void *ctx, int64_t t, int worker) {
     else
       for (int64_t s = 0; s < j->S; s++) yc[s] = (xc[s] - m) * inv;
   }
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, D);
 }
 
 RLX_VEC_CLONES static void batch_task(void *ctx, int64_t t, int worker) {
@@ -129,6 +155,7 @@ RLX_VEC_CLONES static void batch_task(void *ctx, int64_t t, int worker) {
   const float *x = j->x + t * j->S;
   float *y = j->y + t * j->S;
   for (int64_t i = 0; i < j->S; i++) y[i] = (x[i] - m) * s + b;
+  if (j->n->p.norm.ep.has_act) rlx_cpu_act_f32(&j->n->p.norm.ep.act, y, j->S);
 }
 
 static rlx_status chan_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {

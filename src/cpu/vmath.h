@@ -8,6 +8,7 @@
 #define RLX_CPU_VMATH_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* exp(x) in float without a library call, so loops over it vectorize:
@@ -67,6 +68,68 @@ static inline float gelu_f32(float x) {
   q *= exp_f32(-az * az);
   float y = 0.5f * x * (z < 0 ? q : 2.0f - q);
   return x != x ? x : y;
+}
+
+/* Row reductions written as 16 independent lanes, so they vectorize without
+ * reassociation flags (each lane sums in order; the lanes are combined
+ * last, in double). */
+#define RLX_VLANES 16
+
+/* max of x[0..n), NaN if any element is NaN, -inf for n = 0: torch's max
+ * semantics. GCC vectorizes no form of this loop that keeps the NaN rule
+ * (and its vector extensions are lowered before target_clones makes the
+ * AVX-512 clone), so AVX-512 CPUs take vmath_avx512.c's. */
+#if defined(__x86_64__) && defined(__GNUC__)
+bool rlx_cpu_avx512_math(void);                     /* eltwise.c */
+float rlx_vmax_f32_avx512(const float *x, int64_t n); /* vmath_avx512.c */
+#endif
+static inline float vmax_f32(const float *x, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (n >= 16 && rlx_cpu_avx512_math()) return rlx_vmax_f32_avx512(x, n);
+#endif
+  float r = -INFINITY;
+  for (int64_t i = 0; i < n; i++) r = (x[i] > r || x[i] != x[i]) ? x[i] : r;
+  return r;
+}
+
+/* sum of x[0..n): 16 float lanes, combined in double. */
+static inline double vsum_f32(const float *x, int64_t n) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) s[l] += x[i + l];
+  double r = 0;
+  for (; i < n; i++) r += x[i];
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
+/* sum of exp_f32(x[i] - m) over x[0..n), as vsum_f32 (the same lanes, so
+ * the same sum as vsum_f32 over the stored exponentials). */
+static inline double vsum_exp_f32(const float *x, int64_t n, float m) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) s[l] += exp_f32(x[i + l] - m);
+  double r = 0;
+  for (; i < n; i++) r += exp_f32(x[i] - m);
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
+/* sum of (x[i] - m)^2 over x[0..n), as vsum_f32. */
+static inline double vsumsq_dev_f32(const float *x, int64_t n, float m) {
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) {
+      float d = x[i + l] - m;
+      s[l] += d * d;
+    }
+  double r = 0;
+  for (; i < n; i++) r += ((double)x[i] - m) * ((double)x[i] - m);
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
 }
 
 #endif

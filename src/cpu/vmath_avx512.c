@@ -14,6 +14,7 @@
  * -inf / inf = NaN as in torch, silu(+inf) = inf, sigmoid(-inf) = 0.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 
 void rlx_silu_f32_avx512(const float *x, float *y, int64_t n, int sigmoid);
@@ -79,4 +80,25 @@ void rlx_gelu_f32_avx512(const float *x, float *y, int64_t n) {
     __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
     _mm512_mask_storeu_ps(y + i, m, gelu16(_mm512_maskz_loadu_ps(m, x + i)));
   }
+}
+
+/* max of x[0..n) (n >= 0), NaN if any element is NaN (vmath.h's vmax_f32):
+ * max_ps returns its second operand when either is NaN, so the NaNs are
+ * counted apart. */
+float rlx_vmax_f32_avx512(const float *x, int64_t n) {
+  __m512 m = _mm512_set1_ps(-INFINITY);
+  __mmask16 nan = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(v, m);
+  }
+  if (i < n) {
+    __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+    __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    m = _mm512_max_ps(v, m);
+  }
+  return nan ? NAN : _mm512_reduce_max_ps(m);
 }

@@ -74,7 +74,7 @@ static inline bool rlx_binary_is_predicate(rlx_binary_kind k) { return k >= RLX_
 #define RLX_REDUCE_LIST(X)                                                                   \
   X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(ANY, "any")   \
   X(ALL, "all") X(VAR, "var") X(STD, "std") X(NORM2, "norm2") X(LOGSUMEXP, "logsumexp")     \
-  X(NANSUM, "nansum")
+  X(NANSUM, "nansum") X(HASH_XOR, "hash_xor")
 
 typedef enum rlx_reduce_kind {
 #define RLX_X_(e, s) RLX_REDUCE_##e,
@@ -160,15 +160,23 @@ typedef struct rlx_arg_reduce_params {
   bool keepdim;
 } rlx_arg_reduce_params;
 
+/* What fuse_softmax folds in front of a softmax over the last axis:
+ * softmax(x op scale + mask), each step rounded to the dtype as the binary
+ * nodes it replaces were; the mask (additive, broadcast to x) is input 1. */
+typedef enum rlx_softmax_pre { RLX_SOFTMAX_PRE_NONE, RLX_SOFTMAX_PRE_MUL, RLX_SOFTMAX_PRE_DIV } rlx_softmax_pre;
+
 typedef struct rlx_softmax_params {
   int axis;
   bool log;
+  rlx_softmax_pre pre; /* x * scale or x / scale first */
+  double scale;        /* the scalar constant, as its dtype holds it */
 } rlx_softmax_params;
 
 typedef struct rlx_norm_params {
   int n_axes;     /* layer/rms norm: trailing axes normalized */
   int64_t groups; /* group norm */
   double eps;
+  rlx_epilogue ep; /* an activation after the affine part (fuse_epilogue); norms take no residual */
 } rlx_norm_params;
 
 typedef struct rlx_attention_params {
@@ -236,9 +244,20 @@ typedef struct rlx_arange_params {
   int64_t istart, istep; /* exact values for integer dtypes */
 } rlx_arange_params;
 
+/* Which of torch's CPU algorithms a sort node runs: they differ only in
+ * where equal elements (ties, NaNs) land, which the indices show. */
+typedef enum rlx_sort_algo {
+  RLX_SORT_STABLE, /* ties keep input order: sort/argsort with stable=True */
+  RLX_SORT_TORCH,  /* torch's sort kernel with stable=False (std::sort; radix for big 1-D ints) */
+  RLX_SORT_TOPK,   /* torch's topk: the row's first k positions hold its top k */
+} rlx_sort_algo;
+
 typedef struct rlx_sort_params {
   int axis;
-  bool descending; /* NaN sorts as the largest value, as in torch; ties keep input order */
+  bool descending;    /* NaN sorts as the largest value, as in torch */
+  rlx_sort_algo algo;
+  bool topk_sorted;   /* RLX_SORT_TOPK: topk(sorted=True) */
+  int64_t topk_k;     /* RLX_SORT_TOPK: k, 0 <= k <= the axis's size (checked at run time) */
 } rlx_sort_params;
 
 typedef enum rlx_scatter_reduce {
@@ -346,6 +365,33 @@ typedef struct rlx_isin_params {
   bool assume_unique; /* torch's sort-based rule, which differs when the elements repeat */
 } rlx_isin_params;
 
+/* nonzero_static(x, size, fill_value) (src/ops/nonzero.c; issue 11). */
+typedef struct rlx_nonzero_static_params {
+  int64_t size; /* rows of the output */
+  int64_t fill; /* the value of the rows past the last nonzero element */
+} rlx_nonzero_static_params;
+
+/* histogramdd(x [M, D], edges?, weight?) -> (hist [bins[0], ..., bins[D-1]],
+ * edges [sum(bins[d] + 1)]) (src/ops/histogram.c; issue 11): torch.histogram
+ * and histogramdd. Edges given (an input: the dims' edges one after the
+ * other, binary search) or made as torch's linspace over `range` or the
+ * data's range (linear interpolation with local search). */
+typedef struct rlx_histogramdd_params {
+  int32_t dims;                   /* D, 1..RLX_MAX_RANK */
+  int64_t bins[RLX_MAX_RANK];     /* bins per dim (>= 1) */
+  bool edges_given;               /* input 1 holds the edges */
+  bool has_range;                 /* linspace over range[2d], range[2d + 1]; else the data's min, max */
+  bool density;
+  double range[2 * RLX_MAX_RANK];
+} rlx_histogramdd_params;
+
+/* bitcast(x) to dtype `to` and shape `shape` (src/ops/bitcast.c; issue 11):
+ * torch's Tensor.view(dtype), the same bytes read as another dtype. */
+typedef struct rlx_bitcast_params {
+  rlx_dtype to;
+  rlx_shape shape; /* x's shape, the last dim scaled by the ratio of the element sizes */
+} rlx_bitcast_params;
+
 /* An elementwise chain compiled into one loop (passes/fuse_eltwise.c,
  * docs/design.md "Fusion"): the unary and binary f32 nodes of a DAG whose
  * intermediates feed only each other, as a program of steps over the node's
@@ -373,6 +419,45 @@ typedef struct rlx_fused_params {
   const rlx_fused_step *steps; /* (the graph's pool) */
 } rlx_fused_params;
 
+/* Linear algebra (src/ops/linalg.c, docs/design.md "Linear algebra"): one op,
+ * a kind per LAPACK-style routine, over the last two axes of each input with
+ * equal leading (batch) axes; computed in double, stored in the input's float
+ * dtype; pivots and info are i32 (1-based pivots, as LAPACK and torch). */
+typedef enum rlx_linalg_kind {
+  RLX_LINALG_LU_FACTOR,   /* A [*,m,n] -> LU [*,m,n], pivots [*,min(m,n)], info [*]            (getrf) */
+  RLX_LINALG_LU_SOLVE,    /* LU [*,n,n], pivots [*,n], B -> X; left, adjoint (trans)          (getrs) */
+  RLX_LINALG_LU_DET,      /* LU [*,n,n], pivots [*,n] -> det [*] | sign [*], logabsdet [*] */
+  RLX_LINALG_LU_UNPACK,   /* LU [*,m,n], pivots [*,k] -> P [*,m,m], L [*,m,k], U [*,k,n] */
+  RLX_LINALG_CHOLESKY,    /* A [*,n,n] -> L (or U when upper) [*,n,n], info [*]                (potrf) */
+  RLX_LINALG_TRI_SOLVE,   /* A [*,n,n], B -> X; upper, left, trans, unit                      (trsm) */
+  RLX_LINALG_GEQRF,       /* A [*,m,n] -> QR [*,m,n], tau [*,min(m,n)]                         (geqrf) */
+  RLX_LINALG_ORGQR,       /* A [*,m,n], tau [*,k] -> Q [*,m,ncols] (ncols 0: n)               (orgqr) */
+  RLX_LINALG_ORMQR,       /* A [*,q,k], tau [*,k], C [*,m,n] -> op(Q) C | C op(Q); left, trans (ormqr) */
+  RLX_LINALG_EIGH,        /* A [*,n,n] -> w [*,n] ascending, V [*,n,n] (compute_uv); upper = UPLO 'U' */
+  RLX_LINALG_SVD,         /* A [*,m,n] -> U, S [*,min] descending, Vh; full, compute_uv */
+  RLX_LINALG_LDL_FACTOR,  /* A [*,n,n] -> LD [*,n,n], pivots [*,n], info [*]                   (sytrf, 'L') */
+  RLX_LINALG_LDL_SOLVE,   /* LD [*,n,n], pivots [*,n], B [*,n,k] -> X                          (sytrs, 'L') */
+  RLX_LINALG_MATRIX_EXP,  /* A [*,n,n] -> exp(A) */
+  RLX_LINALG_KIND_COUNT
+} rlx_linalg_kind;
+
+/* What a non-zero info means when the node checks it (torch's
+ * _linalg_check_errors): the kernel then fails with RLX_ERR_RUNTIME. */
+typedef enum rlx_linalg_check {
+  RLX_LINALG_CHECK_NONE,
+  RLX_LINALG_CHECK_SINGULAR, /* LU / LDL: a zero pivot */
+  RLX_LINALG_CHECK_NOT_PD    /* Cholesky: a leading minor is not positive-definite */
+} rlx_linalg_check;
+
+typedef struct rlx_linalg_params {
+  rlx_linalg_kind kind;
+  bool upper, left, trans, unit; /* triangle read or written; B on the left; op(A) = A^T; unit diagonal */
+  bool full, compute_uv;         /* SVD: full_matrices, compute_uv (EIGH: compute_v in compute_uv) */
+  bool log;                      /* LU_DET: (sign, logabsdet) instead of det */
+  bool unpack_data, unpack_pivots; /* LU_UNPACK: P empty unless unpack_pivots; L, U empty unless unpack_data */
+  int64_t ncols;                 /* ORGQR: columns of Q (0: those of A) */
+  rlx_linalg_check check;
+} rlx_linalg_params;
 /* fft (src/ops/fft.c): the DFT along one axis of a complex tensor held as
  * real pairs [..., 2] (docs/design.md, "Complex numbers"). */
 typedef enum rlx_fft_kind {
@@ -429,6 +514,11 @@ typedef union rlx_params {
   rlx_cumulative_params cumulative;
   rlx_searchsorted_params searchsorted;
   rlx_isin_params isin;
+  rlx_linalg_params linalg; /* linear algebra (linalg block) */
+  /* issue 11 */
+  rlx_nonzero_static_params nonzero_static;
+  rlx_histogramdd_params histogramdd;
+  rlx_bitcast_params bitcast;
   rlx_fft_params fft; /* complex numbers */
 } rlx_params;
 

@@ -7,7 +7,8 @@
  * the output (below f64, trunc division rounds its quotient to float before
  * truncating, as torch computes it; nextafter steps in the dtype itself);
  * integer compute is exact in int64 and wraps to the dtype's width as torch
- * does (gcd and lcm also where torch's own arithmetic wraps). Integer
+ * does (gcd and lcm also where torch's own arithmetic wraps); u64 compares,
+ * divides and shifts right as unsigned (binary_u64). Integer
  * division or remainder by zero is an error, as in torch ("ZeroDivisionError").
  */
 #include <math.h>
@@ -215,6 +216,45 @@ static int64_t binary_i(rlx_binary_kind k, int64_t a, int64_t b, int bits, bool 
   }
 }
 
+/* u64 kinds whose answer depends on the sign (order, division, right
+ * shift), on the values as unsigned; the rest (add, sub, mul, bitwise, left
+ * shift) are the same on the bits, so binary_i does them. */
+static bool u64_differs(rlx_binary_kind k) {
+  switch (k) {
+    case RLX_BINARY_DIV_TRUNC: case RLX_BINARY_DIV_FLOOR: case RLX_BINARY_REMAINDER: case RLX_BINARY_FMOD:
+    case RLX_BINARY_MAXIMUM: case RLX_BINARY_FMAX: case RLX_BINARY_MINIMUM: case RLX_BINARY_FMIN:
+    case RLX_BINARY_SHR: case RLX_BINARY_POW: case RLX_BINARY_LT: case RLX_BINARY_LE: case RLX_BINARY_GT:
+    case RLX_BINARY_GE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+static uint64_t binary_u64(rlx_binary_kind k, uint64_t a, uint64_t b, bool *err) {
+  switch (k) {
+    case RLX_BINARY_DIV_TRUNC: case RLX_BINARY_DIV_FLOOR: case RLX_BINARY_REMAINDER: case RLX_BINARY_FMOD:
+      if (b == 0) {
+        *err = true;
+        return 0;
+      }
+      return (k == RLX_BINARY_DIV_TRUNC || k == RLX_BINARY_DIV_FLOOR) ? a / b : a % b;
+    case RLX_BINARY_MAXIMUM: case RLX_BINARY_FMAX: return a > b ? a : b;
+    case RLX_BINARY_MINIMUM: case RLX_BINARY_FMIN: return a < b ? a : b;
+    case RLX_BINARY_SHR: return b >= 64 ? 0 : a >> b;
+    case RLX_BINARY_POW: {
+      uint64_t acc = 1;
+      for (; b; b >>= 1, a *= a)
+        if (b & 1) acc *= a;
+      return acc;
+    }
+    case RLX_BINARY_LT: return a < b;
+    case RLX_BINARY_LE: return a <= b;
+    case RLX_BINARY_GT: return a > b;
+    default: return a >= b; /* GE */
+  }
+}
+
 static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                              void *scratch) {
   (void)scratch;
@@ -251,6 +291,13 @@ static rlx_status binary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       double a = rlx_load_f64(in[0].data, t, ia), b = rlx_load_f64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_f(k, a, b);
       else rlx_store_f64(out[0].data, t, i, rlx_binary_apply(k, a, b, t == RLX_DTYPE_F64));
+    } else if (t == RLX_DTYPE_U64 && u64_differs(k)) {
+      uint64_t a = rlx_load_u64(in[0].data, t, ia), b = rlx_load_u64(in[1].data, t, ib);
+      uint64_t r = binary_u64(k, a, b, &err);
+      if (pred) ((uint8_t *)out[0].data)[i] = r != 0;
+      else ((uint64_t *)out[0].data)[i] = r;
+      if (err)
+        return rlx_errorf(RLX_ERR_RUNTIME, "integer %s by zero (element %lld)", rlx_binary_names[k], (long long)i);
     } else {
       int64_t a = rlx_load_i64(in[0].data, t, ia), b = rlx_load_i64(in[1].data, t, ib);
       if (pred) ((uint8_t *)out[0].data)[i] = pred_i(k, a, b);

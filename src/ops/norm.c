@@ -38,6 +38,14 @@ static rlx_status norm_common(const rlx_value *x, rlx_shape *os, rlx_dtype *od) 
   return RLX_OK;
 }
 
+/* The output's shape and dtype, then the fused activation (docs/design.md
+ * "Passes and fusion": act(norm(x) * w + b), applied to the rounded output
+ * as a separate unary node would be). */
+static rlx_status norm_done(const rlx_node *n, const rlx_value *x, rlx_shape *os, rlx_dtype *od) {
+  rlx_status st = norm_common(x, os, od);
+  return st ? st : rlx_epilogue_infer(NULL, &n->p.norm.ep, os, *od);
+}
+
 /* ---- layer_norm / rms_norm ---- */
 
 static rlx_status trailing_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os,
@@ -49,7 +57,7 @@ static rlx_status trailing_infer(const rlx_graph *g, const rlx_node *n, rlx_shap
   if (check_param(x, rlx_in(g, n, 1), t, k, "weight")) return RLX_ERR_SHAPE;
   if (n->op == RLX_OP_LAYER_NORM && check_param(x, rlx_in(g, n, 2), t, k, "bias"))
     return RLX_ERR_SHAPE;
-  return norm_common(x, os, od);
+  return norm_done(n, x, os, od);
 }
 
 static rlx_status trailing_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -79,11 +87,13 @@ static rlx_status trailing_ref(const rlx_node *n, const rlx_tensor_view *in, rlx
       rlx_store_f64(out[0].data, t, base + i, y);
     }
   }
+  rlx_epilogue_apply(&n->p.norm.ep, NULL, &out[0]);
   return RLX_OK;
 }
 
 static void trailing_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "axes=%d eps=%g", n->p.norm.n_axes, n->p.norm.eps);
+  rlx_epilogue_print(&n->p.norm.ep, false, buf, cap);
 }
 
 const rlx_op_vtable rlx_op_layer_norm = {
@@ -104,7 +114,7 @@ static rlx_status group_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   if (check_param(x, rlx_in(g, n, 1), &C, 1, "weight") ||
       check_param(x, rlx_in(g, n, 2), &C, 1, "bias"))
     return RLX_ERR_SHAPE;
-  return norm_common(x, os, od);
+  return norm_done(n, x, os, od);
 }
 
 static rlx_status group_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -132,11 +142,13 @@ static rlx_status group_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
         rlx_store_f64(out[0].data, t, base + i, y);
       }
     }
+  rlx_epilogue_apply(&n->p.norm.ep, NULL, &out[0]);
   return RLX_OK;
 }
 
 static void group_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "groups=%lld eps=%g", (long long)n->p.norm.groups, n->p.norm.eps);
+  rlx_epilogue_print(&n->p.norm.ep, false, buf, cap);
 }
 
 const rlx_op_vtable rlx_op_group_norm = {
@@ -152,7 +164,7 @@ static rlx_status batch_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *
   for (int k = 1; k < 5; k++)
     if (check_param(x, rlx_in(g, n, k), &C, 1, names[k])) return RLX_ERR_SHAPE;
   if (!rlx_in(g, n, 1) != !rlx_in(g, n, 2)) RLX_INFER_FAIL("batch_norm needs both running statistics or neither");
-  return norm_common(x, os, od);
+  return norm_done(n, x, os, od);
 }
 
 static rlx_status batch_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
@@ -185,11 +197,13 @@ static rlx_status batch_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
         rlx_store_f64(out[0].data, t, off, (rlx_load_f64(in[0].data, t, off) - mean) * inv * w + b);
       }
   }
+  rlx_epilogue_apply(&n->p.norm.ep, NULL, &out[0]);
   return RLX_OK;
 }
 
 static void batch_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprintf(buf, cap, "eps=%g", n->p.norm.eps);
+  rlx_epilogue_print(&n->p.norm.ep, false, buf, cap);
 }
 
 const rlx_op_vtable rlx_op_batch_norm = {

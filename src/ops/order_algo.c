@@ -1,5 +1,6 @@
 /*
- * order_algo.c — libstdc++'s std::sort and std::nth_element, torch's
+ * order_algo.c — libstdc++'s std::sort, std::nth_element and
+ * std::partial_sort, torch's
  * quickselect, and a stable merge sort, over ord_item rows (order_algo.h
  * says why rlx reproduces the first three exactly).
  *
@@ -131,14 +132,20 @@ static void heap_select(ord_item *v, int64_t first, int64_t middle, int64_t last
     if (lt(k, &v[i], &v[first])) pop_heap(v + first, middle - first, &v[i], k);
 }
 
+/* __partial_sort(first, middle, last): __heap_select, then __sort_heap of
+ * [first, middle). */
+static void partial_sort(ord_item *v, int64_t first, int64_t middle, int64_t last, const ord_cmp *k) {
+  heap_select(v, first, middle, last, k);
+  for (int64_t end = middle; end - first > 1;) {
+    end--;
+    pop_heap(v + first, end - first, &v[end], k);
+  }
+}
+
 static void introsort_loop(ord_item *v, int64_t first, int64_t last, int64_t depth, const ord_cmp *k) {
   while (last - first > 16) {
     if (depth == 0) { /* __partial_sort(first, last, last): heapsort */
-      heap_select(v, first, last, last, k);
-      for (int64_t end = last; end - first > 1;) {
-        end--;
-        pop_heap(v + first, end - first, &v[end], k);
-      }
+      partial_sort(v, first, last, last, k);
       return;
     }
     depth--;
@@ -176,6 +183,12 @@ void ord_std_nth_element(ord_item *v, int64_t nth, int64_t n, ord_less_fn less, 
     else last = cut;
   }
   insertion_sort(v, first, last, &k);
+}
+
+void ord_std_partial_sort(ord_item *v, int64_t middle, int64_t n, ord_less_fn less, const void *ctx) {
+  ord_cmp k = {less, ctx};
+  if (middle <= 0 || middle > n) return;
+  partial_sort(v, 0, middle, n, &k);
 }
 
 /* torch's gt_or_nan(x, y): x > y, NaN above every number. */

@@ -3,8 +3,9 @@
  * run, step for step, so that rlx returns the same index where several
  * elements could be returned (ties, NaN). Internal to src/ops/.
  *
- * torch's median/nanmedian (std::nth_element) and mode (std::sort) call the
- * C++ standard library, whose algorithms the standard leaves open; torch's
+ * torch's median/nanmedian (std::nth_element), mode (std::sort), sort with
+ * stable=False (std::sort) and topk (std::partial_sort, or std::nth_element
+ * then std::sort) call the C++ standard library, whose algorithms the standard leaves open; torch's
  * Linux wheels are built with GCC, so the answer is libstdc++'s: its
  * introsort and introselect are reproduced here (ord_std_sort,
  * ord_std_nth_element). kthvalue runs torch's own quickselect
@@ -39,6 +40,10 @@ typedef bool (*ord_less_fn)(const ord_item *a, const ord_item *b, const void *ct
 void ord_std_sort(ord_item *v, int64_t n, ord_less_fn less, const void *ctx);
 /* std::nth_element(v, v + nth, v + n, less) as libstdc++ runs it. */
 void ord_std_nth_element(ord_item *v, int64_t nth, int64_t n, ord_less_fn less, const void *ctx);
+/* std::partial_sort(v, v + middle, v + n, less) as libstdc++ runs it
+ * (heap select, then heap sort of the first `middle`); topk's path when
+ * k * 64 <= n. */
+void ord_std_partial_sort(ord_item *v, int64_t middle, int64_t n, ord_less_fn less, const void *ctx);
 /* torch's quick_select_template(v, k, gt_or_nan, swap) over n items:
  * afterwards v[k] is the k-th smallest (0-based), NaN ranking largest. */
 void ord_quickselect(ord_item *v, int64_t n, int64_t k, bool fl);

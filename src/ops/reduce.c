@@ -4,6 +4,10 @@
  *
  * Output dtype follows torch: sum/prod of integers or bools give i64; any/all
  * give bool; the rest keep the input dtype. Floats accumulate in double.
+ * hash_xor is torch's hash_tensor (mode 0, XorSumOps in ReduceOpsKernel.cpp):
+ * u64, the xor of every element's 64 bits — a float as the bits of its
+ * double value, an integer sign-extended to 64 bits, a bool as 0 or 1 — and
+ * 0 over an empty axis.
  */
 #include <math.h>
 
@@ -36,6 +40,12 @@ static rlx_status reduce_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
       od[0] = rlx_dtype_is_float(x->dtype) ? x->dtype : RLX_DTYPE_I64;
       break;
     case RLX_REDUCE_ANY: case RLX_REDUCE_ALL: od[0] = RLX_DTYPE_BOOL; break;
+    case RLX_REDUCE_HASH_XOR:
+      if (rlx_dtype_is_wide_unsigned(x->dtype)) /* torch: "xor_sum_cpu" not implemented for 'UInt32' */
+        return rlx_errorf(RLX_ERR_UNSUPPORTED, "hash_xor of %s: torch defines it for float, signed integer, u8 "
+                          "and bool inputs", rlx_dtype_name(x->dtype));
+      od[0] = RLX_DTYPE_U64;
+      break;
     default: od[0] = x->dtype; break;
   }
   return RLX_OK;
@@ -95,7 +105,16 @@ static rlx_status reduce_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     }
     for (int64_t i = 0; i < nr; i++) {
       int64_t off = base + rlx_strided_offset(&r.red, r.rst, i);
-      if (fl) {
+      if (p->kind == RLX_REDUCE_HASH_XOR) {
+        uint64_t bits;
+        if (fl) {
+          double v = rlx_load_f64(in[0].data, t, off);
+          memcpy(&bits, &v, sizeof bits);
+        } else {
+          bits = (uint64_t)rlx_load_i64(in[0].data, t, off);
+        }
+        iacc = (int64_t)((uint64_t)iacc ^ bits);
+      } else if (fl) {
         double v = rlx_load_f64(in[0].data, t, off);
         switch (p->kind) {
           case RLX_REDUCE_SUM: case RLX_REDUCE_MEAN: acc += v; break;
@@ -123,7 +142,7 @@ static rlx_status reduce_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_t
         }
       }
     }
-    if (fl && p->kind != RLX_REDUCE_ANY && p->kind != RLX_REDUCE_ALL) {
+    if (fl && p->kind != RLX_REDUCE_ANY && p->kind != RLX_REDUCE_ALL && p->kind != RLX_REDUCE_HASH_XOR) {
       if (p->kind == RLX_REDUCE_MEAN) acc /= (double)nr;
       if (p->kind == RLX_REDUCE_VAR || p->kind == RLX_REDUCE_STD) {
         double dof = (double)nr - p->correction;

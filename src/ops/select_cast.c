@@ -64,6 +64,8 @@ static rlx_status cast_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   } else if (rlx_dtype_is_float(ti)) { /* float -> bool: nonzero (NaN is true) */
     for (int64_t i = 0; i < N; i++)
       ((uint8_t *)out[0].data)[i] = rlx_load_f64(in[0].data, ti, i) != 0;
+  } else if (ti == RLX_DTYPE_U64) { /* values above 2^63 are not int64s */
+    for (int64_t i = 0; i < N; i++) rlx_store_u64(out[0].data, to, i, rlx_load_u64(in[0].data, ti, i));
   } else {
     for (int64_t i = 0; i < N; i++) rlx_store_i64(out[0].data, to, i, rlx_load_i64(in[0].data, ti, i));
   }

@@ -220,6 +220,22 @@ static int64_t unary_i(const rlx_unary_params *p, int64_t x, rlx_dtype t) {
   }
 }
 
+/* u64 kinds that read the sign or the magnitude, on the value as unsigned;
+ * the others are the same on the bits (unary_i). */
+static uint64_t unary_u64(const rlx_unary_params *p, uint64_t x) {
+  switch (p->kind) {
+    case RLX_UNARY_RELU: case RLX_UNARY_ABS: return x;
+    case RLX_UNARY_SIGN: return x != 0;
+    case RLX_UNARY_HARDTANH: case RLX_UNARY_CLAMP: { /* bounds are int64s (arguments): below 2^63 */
+      double v = (double)x;
+      if (p->a == p->a && v < p->a) return (uint64_t)rlx_f64_to_i64(p->a);
+      if (p->b == p->b && v > p->b) return (uint64_t)rlx_f64_to_i64(p->b);
+      return x;
+    }
+    default: return (uint64_t)unary_i(p, (int64_t)x, RLX_DTYPE_U64);
+  }
+}
+
 static rlx_status unary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                             void *scratch) {
   (void)scratch;
@@ -247,6 +263,10 @@ static rlx_status unary_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_te
     for (int64_t i = 0; i < N; i++)
       rlx_store_f64(out[0].data, t, i,
                     rlx_unary_apply(p, rlx_load_f64(in[0].data, t, i), t == RLX_DTYPE_F64));
+  } else if (t == RLX_DTYPE_U64) {
+    const uint64_t *x = in[0].data;
+    uint64_t *y = out[0].data;
+    for (int64_t i = 0; i < N; i++) y[i] = unary_u64(p, x[i]);
   } else {
     for (int64_t i = 0; i < N; i++)
       rlx_store_i64(out[0].data, t, i, unary_i(p, rlx_load_i64(in[0].data, t, i), t));

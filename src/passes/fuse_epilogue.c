@@ -7,7 +7,9 @@
  * twice with dce between, see passes.def). Only when each intermediate feeds
  * nothing else. An activation behind a reshape of the output (a view:
  * act(reshape(y)) = reshape(act(y))) folds too, the reshape then reading
- * the activated output.
+ * the activated output. Norms (layer, RMS, group, inference batch norm)
+ * take the activation after their affine part the same way (no residual:
+ * GroupNorm + SiLU, LayerNorm + GELU are one pass over memory).
  */
 #include "passes/passes.h"
 
@@ -17,9 +19,15 @@ static bool is_output(const rlx_graph *g, int32_t v) {
   return false;
 }
 
+static bool is_norm(const rlx_node *n) {
+  return n->op == RLX_OP_LAYER_NORM || n->op == RLX_OP_RMS_NORM || n->op == RLX_OP_GROUP_NORM ||
+         n->op == RLX_OP_BATCH_NORM;
+}
+
 static rlx_epilogue *epilogue_of(rlx_node *n) {
   if (n->op == RLX_OP_CONV && !n->p.conv.transposed) return &n->p.conv.ep;
   if (n->op == RLX_OP_MATMUL) return &n->p.matmul.ep;
+  if (is_norm(n)) return &n->p.norm.ep;
   return NULL;
 }
 
@@ -39,7 +47,7 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
     if (ci < 0) return RLX_OK;
     const rlx_node *c = &g->nodes[ci];
     bool has_res = p->n_in > 3 && p->in[3] >= 0;
-    if (c->op == RLX_OP_BINARY && c->p.binary.kind == RLX_BINARY_ADD && !has_res) {
+    if (c->op == RLX_OP_BINARY && c->p.binary.kind == RLX_BINARY_ADD && !has_res && !is_norm(p)) {
       int32_t r = c->in[0] == y ? c->in[1] : c->in[0];
       const rlx_value *rv = &g->values[r], *yv = &g->values[y];
       if (r == y || rv->dtype != yv->dtype || !rlx_shape_eq(&rv->shape, &yv->shape) ||

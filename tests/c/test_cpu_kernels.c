@@ -447,6 +447,46 @@ TEST(attention) {
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), bm});
   each_threads("attention float mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), F32(3, 9, 11)});
+  /* rows longer than the 16 lanes of the vectorized softmax, with a tail */
+  spec bm37 = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {1, 1, 20, 37}}, false, false, false, NULL};
+  each_threads("attention long bool mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), bm37});
+  each_threads("attention long float mask", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), F32(20, 37)});
+  each_threads("attention mask broadcast over keys", RLX_OP_ATTENTION, &m, 4,
+               (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), F32(1, 2, 20, 1)});
+  spec qs = F32(1, 2, 20, 16);
+  qs.specials = true;
+  each_threads("attention long specials", RLX_OP_ATTENTION, &m, 3, (spec[]){qs, F32(1, 2, 37, 16), F32(1, 2, 37, 8)});
+  p.attention.scale = 0;
+  each_threads("attention long causal", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 40, 16), F32(1, 2, 40, 16), F32(1, 2, 40, 8)});
+}
+
+/* the lane reductions of vmath.h, against plain loops */
+TEST(vmath_reductions) {
+  float x[40];
+  for (int i = 0; i < 40; i++) x[i] = (float)((i * 7) % 13) - 6.0f;
+  CHECK(vmax_f32(x, 40) == 6.0f);
+  CHECK(vmax_f32(x, 0) == -INFINITY);
+  CHECK(vmax_f32(x, 3) == 1.0f); /* -6, 1, -5: no full lane */
+  int pos[] = {0, 5, 15, 16, 31, 33, 39};
+  for (size_t p = 0; p < sizeof pos / sizeof pos[0]; p++) {
+    float y[40];
+    memcpy(y, x, sizeof y);
+    y[pos[p]] = NAN;
+    CHECK(isnan(vmax_f32(y, 40)));
+    y[pos[p]] = INFINITY;
+    CHECK(vmax_f32(y, 40) == INFINITY);
+  }
+  float ninf[33];
+  for (int i = 0; i < 33; i++) ninf[i] = -INFINITY;
+  CHECK(vmax_f32(ninf, 33) == -INFINITY);
+  double s = 0, q = 0;
+  for (int i = 0; i < 40; i++) s += x[i], q += ((double)x[i] - 0.5) * ((double)x[i] - 0.5);
+  CHECK_NEAR(vsum_f32(x, 40), s, 1e-9);
+  CHECK_NEAR(vsum_f32(x, 7), -6.0 + 1 - 5 + 2 - 4 + 3 - 3, 1e-9);
+  CHECK_NEAR(vsumsq_dev_f32(x, 40, 0.5f), q, 1e-6);
+  CHECK(vsum_f32(x, 0) == 0.0);
 }
 
 TEST(rows) {
@@ -454,9 +494,18 @@ TEST(rows) {
   each_threads("softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 1000)});
   s.softmax.log = true;
   each_threads("log_softmax", RLX_OP_SOFTMAX, &s, 1, (spec[]){F32(3, 5, 17)});
+  spec sx = F32(3, 4, 40);
+  sx.specials = true;
+  each_threads("log_softmax specials", RLX_OP_SOFTMAX, &s, 1, (spec[]){sx});
+  s.softmax.log = false;
+  each_threads("softmax specials", RLX_OP_SOFTMAX, &s, 1, (spec[]){sx});
   rlx_params ln = {.norm = {.n_axes = 2, .eps = 1e-5}};
   each_threads("layer_norm", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), W32(6, 33), W32(6, 33)});
   each_threads("layer_norm no affine", RLX_OP_LAYER_NORM, &ln, 3, (spec[]){F32(4, 6, 33), NONE, NONE});
+  spec lx = F32(5, 100);
+  lx.specials = true;
+  rlx_params ln1 = {.norm = {.n_axes = 1, .eps = 1e-5}};
+  each_threads("layer_norm specials", RLX_OP_LAYER_NORM, &ln1, 3, (spec[]){lx, W32(100), W32(100)});
   rlx_params rms = {.norm = {.n_axes = 1, .eps = 1e-6}};
   each_threads("rms_norm", RLX_OP_RMS_NORM, &rms, 2, (spec[]){F32(9, 64), W32(64)});
   rlx_params gn = {.norm = {.groups = 8, .eps = 1e-5}};
@@ -611,6 +660,55 @@ TEST(index_put_rows) {
 
 /* The registry: a node runs the first family registered for its (op, dtype)
  * that takes it; an (op, dtype) nobody registered runs the reference. */
+/* casts and bool / uint8 logic (cpu/cast.c): exactly the reference's values */
+static void exact_threads(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in) {
+  for (int t = 1; t <= 3; t++) CHECK(run_both(what, op, p, n_in, in, t) == 0);
+}
+
+TEST(casts_logic) {
+  static const rlx_dtype from[] = {RLX_DTYPE_F32, RLX_DTYPE_F64, RLX_DTYPE_I64, RLX_DTYPE_I32, RLX_DTYPE_I16,
+                                   RLX_DTYPE_I8, RLX_DTYPE_U8, RLX_DTYPE_BOOL};
+  static const rlx_dtype to[] = {RLX_DTYPE_BOOL, RLX_DTYPE_F32, RLX_DTYPE_F64, RLX_DTYPE_I64, RLX_DTYPE_I32};
+  for (size_t a = 0; a < RLX_COUNTOF(from); a++)
+    for (size_t b = 0; b < RLX_COUNTOF(to); b++) {
+      bool flt = from[a] == RLX_DTYPE_F32 || from[a] == RLX_DTYPE_F64;
+      bool ok = from[a] == to[b] || to[b] == RLX_DTYPE_BOOL || (to[b] == RLX_DTYPE_F32 && !flt) ||
+                (to[b] == RLX_DTYPE_F32 && from[a] == RLX_DTYPE_F64) || (to[b] == RLX_DTYPE_F64 && from[a] == RLX_DTYPE_F32) ||
+                (to[b] == RLX_DTYPE_I64 && !flt) || (to[b] == RLX_DTYPE_I32 && from[a] == RLX_DTYPE_I64);
+      if (!ok) continue; /* float -> int: the reference's (see cast.c) */
+      char what[64];
+      snprintf(what, sizeof what, "cast %s -> %s", rlx_dtype_name(from[a]), rlx_dtype_name(to[b]));
+      rlx_params p = {.cast = {.to = to[b]}};
+      spec x = {from[a], {.rank = 2, .dims = {3, 50001}}, false, false, flt, NULL}; /* several tasks, a tail */
+      exact_threads(what, RLX_OP_CAST, &p, 1, &x);
+      spec one = {from[a], {.rank = 1, .dims = {7}}, false, false, flt, NULL};
+      exact_threads(what, RLX_OP_CAST, &p, 1, &one);
+    }
+  /* int64 values that wrap in int32 and round in float32 */
+  static const int64_t big[] = {0, 1, -1, (1LL << 40) + 1, -(1LL << 33) - 5, (1LL << 62) + 12345, INT64_MIN, INT64_MAX,
+                                16777217, -16777219};
+  rlx_params p32 = {.cast = {.to = RLX_DTYPE_I32}}, pf = {.cast = {.to = RLX_DTYPE_F32}}, pb = {.cast = {.to = RLX_DTYPE_BOOL}};
+  exact_threads("cast big i64 -> i32", RLX_OP_CAST, &p32, 1, (spec[]){IVALS(I64, 10, big)});
+  exact_threads("cast big i64 -> f32", RLX_OP_CAST, &pf, 1, (spec[]){IVALS(I64, 10, big)});
+  exact_threads("cast big i64 -> bool", RLX_OP_CAST, &pb, 1, (spec[]){IVALS(I64, 10, big)});
+  static const rlx_binary_kind ks[] = {RLX_BINARY_BITAND, RLX_BINARY_BITOR, RLX_BINARY_BITXOR, RLX_BINARY_LOGICAL_AND,
+                                       RLX_BINARY_LOGICAL_OR, RLX_BINARY_LOGICAL_XOR};
+  for (size_t k = 0; k < RLX_COUNTOF(ks); k++)
+    for (int dt = 0; dt < 2; dt++) {
+      rlx_dtype t = dt ? RLX_DTYPE_U8 : RLX_DTYPE_BOOL;
+      rlx_params p = {.binary = {.kind = ks[k]}};
+      char what[64];
+      snprintf(what, sizeof what, "%s %s", rlx_binary_names[ks[k]], rlx_dtype_name(t));
+      spec col = {t, {.rank = 4, .dims = {1, 1, 128, 1}}, false, false, false, NULL};
+      spec row = {t, {.rank = 4, .dims = {1, 1, 1, 128}}, false, false, false, NULL};
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){col, row}); /* BERT's mask */
+      spec full = {t, {.rank = 2, .dims = {300, 301}}, false, false, false, NULL};
+      spec vec = {t, {.rank = 1, .dims = {301}}, false, false, false, NULL};
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){full, full});
+      exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){vec, full});
+    }
+}
+
 static const char *chosen(rlx_op op, const rlx_params *p, rlx_dtype dt, rlx_shape sh) {
   static char name[64];
   rlx_graph g;
@@ -642,4 +740,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(casts_logic, vmath_reductions, index_put_rows, silu_sigmoid_accuracy, gelu_accuracy, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, tanh_accuracy, reductions, pooling, attention, rows, permute, slices, registry)

@@ -44,6 +44,30 @@ static double compare(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, i
   return worst;
 }
 
+/* The unpacked-A 12x32 kernel against the packed one on every (m, n) of a
+ * block, rows of an odd stride, with and without accumulation: the same
+ * FMAs in the same order, so the results are identical. */
+TEST(unpacked_a_kernel) {
+  if (!rlx_sgemm_isa_named("avx512")) {
+    printf("  avx512: not available on this CPU, skipped\n");
+    return;
+  }
+  enum { K = 37, LDA = 41, LDC = 35 };
+  float A[12 * LDA], Ap[12 * K], B[K * 32], C1[12 * LDC], C2[12 * LDC];
+  for (int i = 0; i < 12 * LDA; i++) A[i] = (float)((i * 37) % 11) - 5.0f;
+  for (int i = 0; i < K * 32; i++) B[i] = (float)((i * 13) % 7) - 3.0f;
+  for (int m = 1; m <= 12; m++)
+    for (int n = 1; n <= 32; n++)
+      for (int acc = 0; acc < 2; acc++) {
+        for (int k = 0; k < K; k++)
+          for (int r = 0; r < 12; r++) Ap[k * 12 + r] = r < m ? A[r * LDA + k] : 0.0f;
+        for (int i = 0; i < 12 * LDC; i++) C1[i] = C2[i] = (float)(i % 5);
+        rlx_f32_gemm_ukernel__avx512_12x32(K, Ap, B, C1, LDC, m, n, acc);
+        rlx_f32_gemm_ukernel_a__avx512_12x32(K, A, LDA, B, C2, LDC, m, n, acc);
+        CHECK(!memcmp(C1, C2, sizeof C1));
+      }
+}
+
 TEST(microkernels_all_sizes) {
   for (int n = 0; rlx_sgemm_isa_at(n); n++) { /* every microkernel of the list, narrow panels too */
     const rlx_sgemm_isa *isa = rlx_sgemm_isa_at(n);
@@ -52,7 +76,7 @@ TEST(microkernels_all_sizes) {
       continue;
     }
     int mr = isa->mr, nr = isa->nr;
-    int64_t ms[] = {1, 2, 3, 4, mr - 1, mr, mr + 1, 2 * mr + 3, 197}; /* 1..4: the skinny kernel */
+    int64_t ms[] = {1, 2, 3, 4, mr - 1, mr, mr + 1, mr + 4, mr + 8, 2 * mr + 3, 197}; /* 1..4: the skinny kernel */
     int64_t ns[] = {1, nr - 1, nr, nr + 1, 3 * nr + 5, 800};
     int64_t ks[] = {1, 7, 256, 300};
     for (size_t a = 0; a < RLX_COUNTOF(ms); a++)
@@ -158,4 +182,4 @@ TEST(pool_runs_every_index_once) {
   CHECK(sum == 55);
 }
 
-TEST_MAIN(microkernels_all_sizes, threads_and_large, prepacked_b, pool_runs_every_index_once)
+TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, prepacked_b, pool_runs_every_index_once)

@@ -741,8 +741,85 @@ TEST(view_scatter_args) {
          NODE("aten.index_select.default", "{'ref': 'x'}, {'int': 0}, {'ref': 'i'}", OUT("[]", "f32")));
 }
 
+/* ---- issue 11: index makers, histograms, hash_tensor ---- */
+
+TEST(index_maker_args) {
+  char node[512];
+  static const char *const rows[] = {"-1", "2147483649", I64MAX, I64MIN};
+  for (int i = 0; i < 4; i++) { /* negative, or a matrix past 2^31 rows: refused before counting */
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.tril_indices.default', 'args': [{'int': %s}, {'int': 3}],"
+             " 'out': %s}", rows[i], OUT("[2, 3]", "i64"));
+    REFUSE(RLX_ERR_SHAPE, "tril_indices", "", node);
+  }
+  REFUSE(RLX_ERR_SHAPE, "non-negative", "", NODE("aten.triu_indices.default", I(3) ", " I(-5), OUT("[2, 0]", "i64")));
+  /* 2^31 x 2^31 would be 2^61 entries */
+  REFUSE(RLX_ERR_SHAPE, "too large", "", NODE("aten.triu_indices.default", II("2147483648") ", " II("2147483648"),
+                                             OUT("[2, 1]", "i64")));
+  /* an offset of INT64_MIN / MAX is clamped: nothing, or everything, below the diagonal */
+  fixture f;
+  CHECK_OK(fx_load(&f, "", NODE("aten.tril_indices.default", I(2) ", " I(2) ", " II(I64MAX), OUT("[2, 4]", "i64")),
+                   "{'ref': 'n', 'shape': [2, 4], 'dtype': 'i64'}"));
+  if (f.m) {
+    CHECK_OK(fx_run(&f, NULL, (rlx_tensor_view){0}));
+    CHECK_VALS(&f, 0, 0, 0, 1, 1, 0, 1, 0, 1);
+    fx_free(&f);
+  }
+  CHECK_OK(fx_load(&f, "", NODE("aten.triu_indices.default", I(2) ", " I(3) ", " II(I64MIN), OUT("[2, 6]", "i64")),
+                   "{'ref': 'n', 'shape': [2, 6], 'dtype': 'i64'}"));
+  if (f.m) fx_free(&f);
+  REFUSE(RLX_ERR_SHAPE, "'size'", X22, NODEK("aten.nonzero_static.default", X, "'size': " I(-1), OUT("[0, 2]", "i64")));
+  REFUSE(RLX_ERR_SHAPE, "'size'", X22,
+         NODEK("aten.nonzero_static.default", X, "'size': " II(I64MAX), OUT("[1, 2]", "i64")));
+  REFUSE(RLX_ERR_UNSUPPORTED, "'mode'", X22, NODEK("aten.hash_tensor.default", X, "'mode': " I(1), OUT("[]", "u64")));
+  /* view(dtype): the recorded shape must be the input's with its last dim scaled */
+  REFUSE(RLX_ERR_SHAPE, "bitcast of f32 [2, 2] to i64", X22,
+         NODE("aten.view.dtype", X ", {'dtype': 'i64'}", OUT("[2, 2]", "i64")));
+  REFUSE(RLX_ERR_SHAPE, "bitcast of u8 [3]", IN("[3]", "u8"),
+         NODE("aten.view.dtype", X ", {'dtype': 'u32'}", OUT("[0]", "u32")));
+  REFUSE(RLX_ERR_FORMAT, "argument 'dtype'", X22, NODE("aten.view.dtype", X ", {'dtype': 'i32'}", OUT("[2, 2]", "u32")));
+  REFUSE(RLX_ERR_SHAPE, "argument 'dim'", X22,
+         NODE("aten.hash_tensor.default", X ", " L(I(0) ", " I(-2)), OUT("[]", "u64")));
+}
+
+TEST(histogram_args) {
+  char node[512];
+  static const char *const bins[] = {"0", "-1", I64MIN, I64MAX};
+  for (int i = 0; i < 4; i++) {
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.histogram.bin_ct', 'args': [{'ref': 'x'}, {'int': %s}],"
+             " 'out': [%s, %s]}", bins[i], OUT("[1]", "f32"), OUT("[2]", "f32"));
+    REFUSE(RLX_ERR_SHAPE, "'bins'", X22, node);
+  }
+  static const char *const ranges[] = {L(F(1.0) ", " F(0.0)), L(FS("nan") ", " F(1.0)), L(F(0.0)),
+                                       L(FS("-inf") ", " F(1.0))};
+  static const rlx_status want[] = {RLX_ERR_SHAPE, RLX_ERR_SHAPE, RLX_ERR_UNSUPPORTED, RLX_ERR_SHAPE};
+  static const char *const says[] = {"min should not exceed max", "min should not exceed max", "'range'", "not finite"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(node, sizeof node, "{'id': 'n', 'op': 'aten.histogram.bin_ct', 'args': [{'ref': 'x'}, {'int': 3}],"
+             " 'kwargs': {'range': %s}, 'out': [%s, %s]}", ranges[i], OUT("[3]", "f32"), OUT("[4]", "f32"));
+    REFUSE(want[i], says[i], X22, node);
+  }
+  REFUSE(RLX_ERR_UNSUPPORTED, "f32 or f64", IN("[4]", "i64"),
+         "{'id': 'n', 'op': 'aten.histogram.bin_ct', 'args': [{'ref': 'x'}, {'int': 2}], 'out': ["
+         OUT("[2]", "i64") ", " OUT("[3]", "i64") "]}");
+  REFUSE(RLX_ERR_SHAPE, "at least 2 dimensions", IN("[4]", "f32"),
+         NODE("aten._histogramdd_from_bin_cts.default", X ", " L(I(2)), OUT("[2]", "f32")));
+  REFUSE(RLX_ERR_SHAPE, "2 counts for 3", IN("[4, 3]", "f32"),
+         NODE("aten._histogramdd_from_bin_cts.default", X ", " L(I(2) ", " I(2)), OUT("[2, 2]", "f32")));
+  /* NaN in the data with no range: a run-time error, as torch raises one */
+  fixture f;
+  CHECK_OK(fx_load(&f, IN("[3]", "f32"), NODE("aten.histogram.bin_ct", X ", " I(2), "[" OUT("[2]", "f32") ", "
+                   OUT("[3]", "f32") "]") ", {'id': 'g', 'op': '_getitem', 'args': [{'ref': 'n'}, {'int': 0}],"
+                   " 'out': " OUT("[2]", "f32") "}", "{'ref': 'g', 'shape': [2], 'dtype': 'f32'}"));
+  if (f.m) {
+    float x[3] = {1.0f, NAN, 2.0f};
+    rlx_status st = fx_run(&f, "x", (rlx_tensor_view){x, RLX_DTYPE_F32, 1, {3}});
+    CHECK(st == RLX_ERR_RUNTIME && strstr(rlx_last_error(), "not finite"));
+    fx_free(&f);
+  }
+}
+
 TEST_MAIN(pixel_shuffle_factor, im2col_params, repeat_sizes, unfold_windows, diagonal_offset_extremes, view_sizes,
           view_dims, expand_sizes, permute_flip_duplicates, split_args, tensor_split_indices, unbind_and_stack,
           pad_values_and_sizes, fill_values, compare_with_inf, integer_scalar_args, arange_args, reduce_dims, one_hot,
           conv_params, pool_params, resize_scales, norm_args, operand_types, recorded_outputs, order_stat_args,
-          view_scatter_args)
+          view_scatter_args, index_maker_args, histogram_args)

@@ -77,6 +77,31 @@ TEST(random_rows_with_ties) {
       }
 }
 
+/* ord_std_partial_sort(v, m, n): v[0..m) are the m smallest, in order, and
+ * nothing after them is smaller than v[m - 1]. The heap's order among ties
+ * is checked on 5 items run through libstdc++'s heap select by hand. */
+TEST(partial_sort) {
+  static ord_item v[600];
+  const int64_t sizes[] = {1, 2, 5, 17, 64, 65, 200, 600};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int64_t range = 1; range <= 1000; range *= 10) {
+      int64_t n = sizes[s], m = 1 + next_int(n);
+      fill(v, n, range);
+      ord_std_partial_sort(v, m, n, less_int, NULL);
+      CHECK(sorted_int(v, m) && is_permutation(v, n));
+      for (int64_t i = m; i < n; i++) CHECK(v[i].key.i >= v[m - 1].key.i);
+    }
+  /* keys {1, 0, 0, 1, 0}, m = 2, by hand: make_heap leaves (1:i0, 0:i1);
+   * i2 is below the root, so pop_heap sends i0 to position 2 and the heap
+   * becomes (0:i1, 0:i2); i3 and i4 are not below the root 0; sort_heap
+   * pops i1 to position 1: indices 2, 1, 0, 3, 4. torch.topk(x, 2,
+   * largest=False) of these keys followed by 123 ones gives indices [2, 1]. */
+  const int64_t keys[5] = {1, 0, 0, 1, 0}, want[5] = {2, 1, 0, 3, 4};
+  for (int i = 0; i < 5; i++) v[i].key.i = keys[i], v[i].idx = i;
+  ord_std_partial_sort(v, 2, 5, less_int, NULL);
+  for (int i = 0; i < 5; i++) CHECK(v[i].idx == want[i]);
+}
+
 /* NaN ranks above every number in quickselect, and sorts last, stably. */
 TEST(nan_order) {
   ord_item v[9], tmp[9];
@@ -137,4 +162,4 @@ TEST(adversary_inputs) {
   }
 }
 
-TEST_MAIN(random_rows_with_ties, nan_order, adversary_inputs)
+TEST_MAIN(random_rows_with_ties, partial_sort, nan_order, adversary_inputs)

@@ -7,7 +7,8 @@
  * the reference kernels agree to float rounding, and near misses are left
  * alone. GPT-2's tanh GELU becomes one gelu_tanh (its kernel rounds in
  * another order: a few ulp); an activation behind a reshape of a matmul's
- * output folds into the matmul (fuse_epilogue), bit for bit. Attention reads
+ * output folds into the matmul (fuse_epilogue), bit for bit, and an
+ * activation after a norm into the norm. Attention reads
  * grouped KV heads in place of transformers' repeat_kv copy (the reference
  * kernel bit for bit), and a block-wise tile of the heads is left alone.
  */
@@ -190,6 +191,66 @@ TEST(epilogue_behind_reshape) {
   rlx_graph_free(&g);
 }
 
+/* norm -> activation: the activation goes into the norm's epilogue (layer,
+ * RMS, group and inference batch norm); the same bits as the unfused graph,
+ * fast kernels against fast, references against references, NaN and
+ * infinities included; an activation with a second consumer of the norm's
+ * output, or a norm that is a graph output, stays apart. */
+static void norm_act_case(rlx_op op, rlx_unary_kind act, rlx_shape xs, bool shared) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
+  int64_t C = op == RLX_OP_GROUP_NORM || op == RLX_OP_BATCH_NORM ? xs.dims[1] : xs.dims[xs.rank - 1];
+  rlx_shape cs = {.rank = 1, .dims = {C}};
+  float *w = malloc(sizeof(float) * (size_t)C), *b = malloc(sizeof(float) * (size_t)C);
+  for (int64_t c = 0; c < C; c++) w[c] = 0.5f + (float)(c % 7) * 0.1f, b[c] = (float)(c % 5) * 0.2f - 0.4f;
+  int32_t wv = rlx_graph_add_const(&g, RLX_DTYPE_F32, &cs, w), bv = rlx_graph_add_const(&g, RLX_DTYPE_F32, &cs, b);
+  for (int64_t c = 0; c < C; c++) w[c] = 1.0f + (float)(c % 3); /* batch norm's running variance */
+  int32_t var = rlx_graph_add_const(&g, RLX_DTYPE_F32, &cs, w);
+  free(w), free(b);
+  rlx_params np = {.norm = {.n_axes = 1, .groups = 2, .eps = 1e-5}};
+  int32_t ins[5] = {x, wv, bv}, nin = op == RLX_OP_RMS_NORM ? 2 : 3;
+  if (op == RLX_OP_BATCH_NORM) ins[1] = bv, ins[2] = var, ins[3] = wv, ins[4] = bv, nin = 5;
+  int32_t y = rlx_graph_add1(&g, op, &np, ins, nin, "norm", NULL);
+  CHECK_OK(rlx_graph_add_output(&g, un(&g, (rlx_unary_params){.kind = act}, y)));
+  if (shared) CHECK_OK(rlx_graph_add_output(&g, un(&g, (rlx_unary_params){.kind = RLX_UNARY_NEG}, y)));
+  rlx_graph f;
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  CHECK_OK(rlx_pass_fuse_epilogue(&f));
+  CHECK_OK(rlx_pass_dce(&f));
+  CHECK_OK(rlx_graph_verify(&f, "fuse_epilogue"));
+  bool fused = f.nodes[0].op == op && f.nodes[0].p.norm.ep.has_act;
+  CHECK(shared ? !fused && f.n_nodes == 3 : fused && f.n_nodes == 1);
+  int64_t n = rlx_shape_numel(&xs);
+  float *xd = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) xd[i] = i % 97 == 13 ? NAN : i % 89 == 7 ? INFINITY : (float)((i * 13) % 29 - 14) * 0.05f;
+  float *in[1] = {xd};
+  for (int threads = 0; threads <= 2; threads++) {
+    float **a = graph_run(&g, in, threads, NULL), **c = graph_run(&f, in, threads, NULL);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++)
+      if (!(a[0][i] == c[0][i] || (a[0][i] != a[0][i] && c[0][i] != c[0][i]))) bad = i;
+    CHECK(bad < 0);
+    if (bad >= 0)
+      fprintf(stderr, "  %s + %s threads %d: element %lld %.9g vs %.9g\n", rlx_op_table[op].name, rlx_unary_names[act],
+              threads, (long long)bad, a[0][bad], c[0][bad]);
+    for (int o = 0; o < g.n_outputs; o++) free(a[o]), free(c[o]);
+    free(a), free(c);
+  }
+  free(xd);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
+TEST(norm_activation) {
+  rlx_shape rows = {.rank = 3, .dims = {2, 7, 53}}, planes = {.rank = 4, .dims = {2, 6, 9, 11}};
+  norm_act_case(RLX_OP_LAYER_NORM, RLX_UNARY_GELU, rows, false);
+  norm_act_case(RLX_OP_RMS_NORM, RLX_UNARY_SILU, rows, false);
+  norm_act_case(RLX_OP_GROUP_NORM, RLX_UNARY_SILU, planes, false);
+  norm_act_case(RLX_OP_BATCH_NORM, RLX_UNARY_RELU, planes, false);
+  norm_act_case(RLX_OP_LAYER_NORM, RLX_UNARY_TANH, rows, true); /* the norm's output read twice */
+}
+
 static int32_t shaped(rlx_graph *g, rlx_op op, int32_t x, rlx_shape s) {
   rlx_params p = {.shape = {.shape = s}};
   return rlx_graph_add1(g, op, &p, &x, 1, op == RLX_OP_EXPAND ? "expand" : "view", NULL);
@@ -254,4 +315,4 @@ TEST(gqa_repeat_kv) {
   gqa_case(true); /* the near miss */
 }
 
-TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, gqa_repeat_kv)
+TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, norm_activation, gqa_repeat_kv)

@@ -37,17 +37,18 @@ CI_OPINFOS = (
     "softmax", "nn.functional.gelu", "nn.functional.layer_norm", "nn.functional.conv2d",
     "nn.functional.linear", "nn.functional.max_pool2d", "nn.functional.embedding",
     "nn.functional.pad.constant", "matmul",
+    # factorizations, solves and decompositions (linalg block: about 6 s); inv,
+    # solve and cholesky go through the run-time info check, eigh's and svd's
+    # vectors are compared up to sign (opinfo.py)
+    "linalg.inv", "linalg.solve", "linalg.cholesky", "linalg.qr", "linalg.eigh", "linalg.svd",
+    # issue 11: a uint64 output, index makers, histograms
+    "argsort", "hash_tensor", "nonzero_static", "tril_indices", "histogram", "histogramdd",
 )
 
 # Cases known to fail, with the reason: strict, so a fix shows up as XPASS and
-# the entry must go.  Keyed by the test id.
-KNOWN_FAILURES = {
-    f"topk/int64/{k}": ("rlx bug: among tied int64 values rlx returns other indices than "
-                        "torch's CPU topk (the values match)") for k in range(SAMPLES)
-}
-KNOWN_FAILURES["sort/bool/0"] = ("rlx bug: sort of 8000 equal bools (stable=False) returns "
-                                 "other indices than torch's CPU sort (7999 of 8000 differ)")
-
+# the entry must go.  Keyed by the test id.  (None today: the topk and sort
+# tie-order bugs were fixed with tests/conformance/test_sort_ties.py.)
+KNOWN_FAILURES: dict[str, str] = {}
 
 def _params():
     for op in opinfo.select(op_db, list(CI_OPINFOS)):
@@ -72,3 +73,23 @@ def test_opinfo(op, sample, why, rlx_bin, registry, tmp_path):
     if status == "skip":
         pytest.skip(reason)
     assert status == "pass", f"[{status}] {opinfo.opinfo_id(op)}: {reason}"
+
+
+def test_sign_alignment_rule():
+    """The runner's sign rule: only the direct U / Vh / eigenvector outputs
+    qualify, and aligning negates whole vectors, nothing else."""
+    import numpy as np
+    ir = {"nodes": [{"id": "s", "op": "aten._linalg_svd.default", "args": []},
+                    {"id": "u", "op": "_getitem", "args": [{"ref": "s"}, {"int": 0}]},
+                    {"id": "v", "op": "_getitem", "args": [{"ref": "s"}, {"int": 2}]},
+                    {"id": "w", "op": "_getitem", "args": [{"ref": "s"}, {"int": 1}]},
+                    {"id": "e", "op": "aten._linalg_eigh.default", "args": []},
+                    {"id": "ev", "op": "_getitem", "args": [{"ref": "e"}, {"int": 1}]},
+                    {"id": "m", "op": "aten.mul.Tensor", "args": [{"ref": "u"}, {"int": 2}]}],
+          "outputs": [{"ref": r} for r in ("u", "w", "v", "ev", "m")]}
+    assert opinfo.sign_ambiguous_outputs(ir) == {0: "columns", 2: "rows", 3: "columns"}
+    want = np.array([[1.0, 2.0], [3.0, -4.0]])
+    got = want * np.array([[-1.0, 1.0]])  # first column negated
+    assert np.array_equal(opinfo.align_signs(got, want, "columns"), want)
+    assert not np.array_equal(opinfo.align_signs(got, want, "rows"), want)
+    assert np.array_equal(opinfo.align_signs(want * np.array([[1.0], [-1.0]]), want, "rows"), want)

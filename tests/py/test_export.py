@@ -655,3 +655,24 @@ def test_data_dependent_size_is_a_clear_error(tmp_path):
 
     with pytest.raises(rx.ExportError, match=r"node '.*' \(aten\.index\.Tensor\) has a data-dependent size"):
         export(M(), (torch.randn(5, 3),), tmp_path)
+
+
+def test_effect_tokens_are_removed(tmp_path):
+    """torch.linalg.inv, cholesky, solve, ... raise on a failed factorization
+    through aten._linalg_check_errors, an effectful op that torch.export threads
+    through a token: an extra graph input (and output) the example inputs do not
+    have.  The exported program has no token; the check is a plain node on the
+    info tensor, and the program's one input is the matrix."""
+    class Inv(nn.Module):
+        def forward(self, a):
+            return torch.linalg.inv(a), torch.linalg.cholesky(a @ a.mT + torch.eye(3))
+
+    export(Inv(), (torch.randn(3, 3),), tmp_path, decomposition="high")
+    ir = load_ir(tmp_path)
+    assert [e["id"] for e in ir["inputs"]] == ["a"]
+    checks = [n for n in ir["nodes"] if n["op"] == "aten._linalg_check_errors.default"]
+    assert len(checks) == 2
+    assert {n["args"][1]["str"] for n in checks} == {"linalg.inv", "linalg.cholesky"}
+    assert len(ir["outputs"]) == 2
+    refs, _ = load_st(tmp_path / "reference.safetensors")
+    assert {"in::a", "out::0", "out::1"} <= set(refs)

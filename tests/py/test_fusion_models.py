@@ -140,3 +140,68 @@ def test_gated_mlp_fuses(rlx_bin, tmp_path):
     assert any(re.search(r"matmul +trans_b \+tanh", line) for line in lines), out
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
+
+
+class NormAct(torch.nn.Module):
+    """A UNet-style resblock head (GroupNorm + SiLU, conv) and a transformer
+    feed-forward head (LayerNorm + GELU), each activation behind its norm."""
+
+    def __init__(self, c=32, d=40):
+        super().__init__()
+        self.gn = torch.nn.GroupNorm(8, c)
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.ln = torch.nn.LayerNorm(d)
+        self.lin = torch.nn.Linear(d, d)
+
+    def forward(self, x, t):
+        h = self.conv(torch.nn.functional.silu(self.gn(x)))
+        u = self.lin(torch.nn.functional.gelu(self.ln(t)))
+        return h, u
+
+
+def test_norm_activation_fuses(rlx_bin, tmp_path):
+    """The activation after a norm goes into the norm's epilogue (fuse_epilogue);
+    parity with and without the pass."""
+    torch.manual_seed(0)
+    model = NormAct()
+    with torch.no_grad():  # an affine part that is not the identity
+        model.gn.weight.uniform_(0.5, 1.5), model.gn.bias.uniform_(-0.5, 0.5)
+        model.ln.weight.uniform_(0.5, 1.5), model.ln.bias.uniform_(-0.5, 0.5)
+    out = export_check(rlx_bin, tmp_path, "normact", model, (torch.randn(2, 32, 12, 12), torch.randn(3, 5, 40)),
+                       skips=(None, "fuse_epilogue"))
+    lines = out.splitlines()
+    assert any(re.search(r"group_norm +groups=8 eps=1e-05 \+silu", line) for line in lines), out[:4000]
+    assert any(re.search(r"layer_norm +axes=1 eps=1e-05 \+gelu", line) for line in lines), out[:4000]
+    assert "unary" not in rlx_ops(out), out[:4000]
+    on_ref, hist = kernels(out)
+    assert on_ref == 0, hist
+
+
+class EagerAttention(torch.nn.Module):
+    """Attention written out as older transformers wrote it: scores scaled by a
+    constant, an additive mask, softmax, then the values."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.h, self.dk = heads, d // heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
+        s = torch.matmul(q, k.transpose(-1, -2)) / (self.dk ** 0.5) + mask
+        return torch.matmul(torch.softmax(s, dim=-1), v).transpose(1, 2).reshape(b, t, d)
+
+
+def test_softmax_scale_mask_fuses(rlx_bin, tmp_path):
+    """fuse_softmax folds the scale and the additive mask into the softmax;
+    parity with and without the pass."""
+    torch.manual_seed(0)
+    t = 21
+    mask = torch.zeros(1, 1, t, t).masked_fill(torch.ones(t, t).triu(1).bool(), float("-inf"))
+    out = export_check(rlx_bin, tmp_path, "eagerattn", EagerAttention(), (torch.randn(2, t, 32), mask),
+                       skips=(None, "fuse_softmax"))
+    sm = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+softmax\s", line)]
+    assert len(sm) == 1 and re.search(r"softmax +axis=3 /2\.82843 \+mask", sm[0]), "\n".join(sm) or out[:4000]
+    ops = rlx_ops(out)
+    assert "fused" not in ops and "binary" not in ops, ops

@@ -1,22 +1,34 @@
 /*
  * cmd_bench.c — `rlx bench DIR`: latency of rlx_session_run over --iters runs
  * after --warmup runs, on the reference inputs (or zeros when the export has
- * none). Prints min, median, p90, mean.
+ * none). Prints min, median, p90, mean, and the CPU time per run.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
-/* --profile: time per node (between consecutive after-node hooks). */
+/* --profile: time per node (between consecutive after-node hooks): wall
+ * time, or at one thread the process's CPU time (the same figure on a quiet
+ * machine, and one that other processes taking the core do not inflate). */
 typedef struct profile {
+  bool cpu;
   double last, *node_ms;
   uint64_t last_regions, *node_regions; /* parallel regions (barriers) per node */
 } profile;
 
+/* CPU time of the whole process (every pool thread), in ms: at one thread a
+ * figure that other processes taking the core do not inflate. */
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
 static rlx_status profile_hook(void *ctx, const rlx_session *s, int32_t node) {
   profile *p = ctx;
-  double t = cli_now_ms();
+  double t = p->cpu ? cpu_ms() : cli_now_ms();
   uint64_t r = rlx_threadpool_regions(s->tp);
   p->node_ms[node] += t - p->last;
   p->node_regions[node] += r - p->last_regions;
@@ -35,8 +47,8 @@ static void print_profile(const rlx_session *s, const profile *p, long iters, lo
     total += p->node_ms[i] / (double)iters;
     regions += (double)p->node_regions[i] / (double)iters;
   }
-  printf("profile (per run, by rlx op; kernels as run at the last binding; barriers: parallel regions over the "
-         "%d-thread pool, %.0f per run):\n", rlx_threadpool_size(s->tp), regions);
+  printf("profile (per run, by rlx op, %s; kernels as run at the last binding; barriers: parallel regions over the "
+         "%d-thread pool, %.0f per run):\n", p->cpu ? "CPU time" : "wall time", rlx_threadpool_size(s->tp), regions);
   for (int pass = 0; pass < RLX_OP_COUNT; pass++) { /* largest first */
     int best = -1;
     for (int o = 0; o < RLX_OP_COUNT; o++)
@@ -253,13 +265,14 @@ int cmd_bench(int argc, char **argv) {
     if (rlx_session_reshape(c.session)) rc = cli_error(&c, "bad binding");
     bs[k].plan_ms = cli_now_ms() - t0;
   }
-  double *t = rc ? NULL : calloc((size_t)iters, sizeof *t);
+  double *t = rc ? NULL : calloc((size_t)iters, sizeof *t), *cpu = rc ? NULL : calloc((size_t)iters, sizeof *cpu);
+  if (!rc && (!t || !cpu)) rc = cli_error(&c, "out of memory");
   for (long i = 0; !rc && i < warmup + iters; i++) {
     if (nb > 1 && (rc = bind_binding(&c, &bs[i % nb], views[i % nb]))) break; /* alternate: a new shape each run */
     if (nb == 1 && i == 0 && (rc = bind_binding(&c, &bs[0], views[0]))) break;
-    double t0 = cli_now_ms();
+    double t0 = cli_now_ms(), c0 = cpu_ms();
     if (rlx_session_run(c.session)) rc = cli_error(&c, "run failed");
-    if (i >= warmup) t[i - warmup] = cli_now_ms() - t0;
+    if (i >= warmup) t[i - warmup] = cli_now_ms() - t0, cpu[i - warmup] = cpu_ms() - c0;
   }
   profile pr = {0};
   if (!rc && prof) { /* extra runs with the per-node hook (its cost stays out of the latency above) */
@@ -268,8 +281,9 @@ int cmd_bench(int argc, char **argv) {
     if (!pr.node_ms || !pr.node_regions) rc = cli_error(&c, "out of memory");
     c.session->after_node = profile_hook;
     c.session->after_node_ctx = &pr;
+    pr.cpu = rlx_threadpool_size(c.session->tp) == 1;
     for (long i = 0; !rc && i < iters; i++) {
-      pr.last = cli_now_ms();
+      pr.last = pr.cpu ? cpu_ms() : cli_now_ms();
       pr.last_regions = rlx_threadpool_regions(c.session->tp);
       if (rlx_session_run(c.session)) rc = cli_error(&c, "run failed");
     }
@@ -277,6 +291,7 @@ int cmd_bench(int argc, char **argv) {
   }
   if (!rc) {
     qsort(t, (size_t)iters, sizeof *t, cmp_double);
+    qsort(cpu, (size_t)iters, sizeof *cpu, cmp_double);
     double mean = 0;
     for (long i = 0; i < iters; i++) mean += t[i] / (double)iters;
     char a[32], b[32], d[32], e[32];
@@ -298,6 +313,8 @@ int cmd_bench(int argc, char **argv) {
            cli_fmt_ms(t[0], a, sizeof a), cli_fmt_ms(t[iters / 2], b, sizeof b),
            cli_fmt_ms(t[(iters * 9) / 10 < iters ? (iters * 9) / 10 : iters - 1], d, sizeof d),
            cli_fmt_ms(mean, e, sizeof e));
+    printf("cpu time per run (all threads): min %s  median %s\n", cli_fmt_ms(cpu[0], a, sizeof a),
+           cli_fmt_ms(cpu[iters / 2], b, sizeof b));
     const rlx_plan *pl = &c.session->cur->plan;
     printf("memory: arena %.2f MiB%s (this binding: activations %.2f MiB, scratch %.2f MiB)\n",
            (double)c.compiled->arena_size / 1048576.0, c.compiled->dynamic ? " at the bounds" : "",
@@ -311,6 +328,7 @@ int cmd_bench(int argc, char **argv) {
   free(pr.node_ms);
   free(pr.node_regions);
   free(t);
+  free(cpu);
   cli_close(&c);
   return rc;
 }

@@ -22,7 +22,7 @@ static const struct {
 } descrs[] = {
     {"<f4", RLX_DTYPE_F32}, {"<f2", RLX_DTYPE_F16}, {"<f8", RLX_DTYPE_F64}, {"<i8", RLX_DTYPE_I64},
     {"<i4", RLX_DTYPE_I32}, {"<i2", RLX_DTYPE_I16}, {"|i1", RLX_DTYPE_I8},  {"|u1", RLX_DTYPE_U8},
-    {"|b1", RLX_DTYPE_BOOL},
+    {"|b1", RLX_DTYPE_BOOL}, {"<u2", RLX_DTYPE_U16}, {"<u4", RLX_DTYPE_U32}, {"<u8", RLX_DTYPE_U64},
 };
 
 /* Parses the header dict `h` (NUL-terminated) into v's dtype and shape. */

@@ -402,6 +402,9 @@ void lw_int_range(rlx_dtype t, int64_t *lo, int64_t *hi) {
     case RLX_DTYPE_I16: *lo = INT16_MIN, *hi = INT16_MAX; break;
     case RLX_DTYPE_I8: *lo = INT8_MIN, *hi = INT8_MAX; break;
     case RLX_DTYPE_U8: *lo = 0, *hi = UINT8_MAX; break;
+    case RLX_DTYPE_U16: *lo = 0, *hi = UINT16_MAX; break;
+    case RLX_DTYPE_U32: *lo = 0, *hi = UINT32_MAX; break;
+    case RLX_DTYPE_U64: *lo = 0, *hi = INT64_MAX; break; /* what an int64 argument can hold */
     default: *lo = INT64_MIN, *hi = INT64_MAX; break;
   }
 }
@@ -413,12 +416,13 @@ rlx_status lw_f64_to(double v, rlx_dtype t, const char *what, int64_t *iv) {
   int64_t lo, hi;
   lw_int_range(t, &lo, &hi);
   /* 2^63 is the first double past INT64_MAX; the narrower bounds are exact */
-  bool ok = t == RLX_DTYPE_I64 ? v >= -9223372036854775808.0 && v < 9223372036854775808.0
-                               : v >= (double)lo && v <= (double)hi;
+  bool ok = t == RLX_DTYPE_I64   ? v >= -9223372036854775808.0 && v < 9223372036854775808.0
+            : t == RLX_DTYPE_U64 ? v > -1.0 && v < 18446744073709551616.0
+                                 : v >= (double)lo && v <= (double)hi;
   if (!ok)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s (%g) cannot be converted to %s without overflow", what, v,
                    rlx_dtype_name(t));
-  *iv = (int64_t)v;
+  *iv = t == RLX_DTYPE_U64 ? (int64_t)(uint64_t)v : (int64_t)v; /* u64: its bits */
   return RLX_OK;
 }
 
@@ -438,7 +442,9 @@ rlx_status lw_fill_value(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const cha
   if (rlx_dtype_is_float(t)) return RLX_OK;
   int64_t lo, hi;
   lw_int_range(t, &lo, &hi);
-  if (t == RLX_DTYPE_U8) lo = -hi; /* torch lets negative ints wrap into unsigned types */
+  /* torch lets negative ints wrap into unsigned types */
+  if (t == RLX_DTYPE_U8 || t == RLX_DTYPE_U16 || t == RLX_DTYPE_U32) lo = -hi;
+  if (t == RLX_DTYPE_U64) lo = INT64_MIN;
   if (a->u.i < lo || a->u.i > hi)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s (%lld) cannot be converted to %s without overflow", what,
                    (long long)a->u.i, rlx_dtype_name(t));

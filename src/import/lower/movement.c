@@ -419,20 +419,78 @@ rlx_status rlx_lower_col2im(rlx_lower *lw, const rlx_aten_node *n) {
   return lw_bind(lw, n, y);
 }
 
+/* The aten node (earlier in the file) whose output is ref `name`, or NULL. */
+static const rlx_aten_node *aten_producer(rlx_lower *lw, const char *name) {
+  for (const rlx_aten_node *p = lw->cur; p > lw->ir->nodes;) {
+    p--;
+    if (!strcmp(p->id, name)) return p;
+  }
+  return NULL;
+}
+
+/* Whether eager torch's sort sees stride 0 along axis a of its input: the
+ * input is aten.expand's output, broadcast along that axis (from size 1 or
+ * a new axis), seen through permute / t / transpose views. torch's sort
+ * kernel returns such a tensor as it is, indices 0, 1, 2, ...
+ * (SortingKernel.cpp: "check if stride is zero"). A copy in between (clone,
+ * contiguous) makes the strides dense again and stops the walk. */
+static bool sort_input_stride0(rlx_lower *lw, const rlx_aten_node *n, int a) {
+  const rlx_arg *arg = lw_arg(n, 0, "self");
+  for (int hop = 0; hop < 16 && arg && arg->kind == RLX_ARG_REF; hop++) {
+    const rlx_aten_node *p = aten_producer(lw, arg->u.s);
+    const rlx_tinfo *t = p ? lw_out(p, 0) : NULL;
+    if (!t || a < 0 || a >= t->shape.rank) return false;
+    int r = t->shape.rank;
+    const rlx_arg *src = lw_arg(p, 0, "self");
+    if (lw_is(p, "expand")) {
+      int32_t v = -1;
+      if (!src || src->kind != RLX_ARG_REF || lw_ref(lw, src->u.s, &v)) return false;
+      const rlx_value *in = lw_val(lw, v);
+      int off = r - in->shape.rank;
+      return t->shape.dims[a] != 1 && (a < off || in->shape.dims[a - off] == 1);
+    }
+    if (lw_is(p, "permute")) {
+      int64_t perm[RLX_MAX_RANK];
+      int cnt;
+      if (lw_ints(lw, p, 1, "dims", perm, RLX_MAX_RANK, &cnt) || cnt != r) return false;
+      int64_t q = perm[a] < 0 ? perm[a] + r : perm[a];
+      if (q < 0 || q >= r) return false;
+      a = (int)q;
+    } else if (lw_is(p, "t")) {
+      if (r == 2) a = 1 - a;
+    } else if (lw_is(p, "transpose")) {
+      int64_t d0, d1;
+      if (lw_int(lw, p, 1, "dim0", 0, &d0) || lw_int(lw, p, 2, "dim1", 0, &d1)) return false;
+      d0 = d0 < 0 ? d0 + r : d0, d1 = d1 < 0 ? d1 + r : d1;
+      if (a == d0) a = (int)d1;
+      else if (a == d1) a = (int)d0;
+    } else {
+      return false;
+    }
+    arg = src;
+  }
+  return false;
+}
+
 /* sort(x, dim, descending), sort.stable(x, *, stable, dim, descending),
- * argsort(x, dim, descending[, stable]), topk(x, k, dim, largest, sorted). */
+ * argsort(x, dim, descending), argsort.stable(x, *, stable, dim,
+ * descending), topk(x, k, dim, largest, sorted). stable=False (and None)
+ * runs torch's unstable algorithm, whose tie order the indices show, except
+ * on an axis torch sees with stride 0. */
 rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   int32_t x;
   int64_t dim = -1, k = -1;
-  bool desc = false;
+  bool desc = false, stable = false, sorted = true;
   bool stable_ov = !strcmp(lw_overload(n), "stable"), topk = lw_is(n, "topk");
   rlx_status st = lw_tensor(lw, n, 0, "self", &x);
   if (st) return st;
   if (topk) {
-    if (!(st = lw_int(lw, n, 1, "k", 1, &k)) && !(st = lw_int(lw, n, 2, "dim", -1, &dim)))
-      st = lw_bool(lw, n, 3, "largest", true, &desc);
-  } else if (stable_ov) { /* (self, *, stable, dim, descending) */
-    if (!(st = lw_int(lw, n, -1, "dim", -1, &dim))) st = lw_bool(lw, n, -1, "descending", false, &desc);
+    if (!(st = lw_int(lw, n, 1, "k", 1, &k)) && !(st = lw_int(lw, n, 2, "dim", -1, &dim)) &&
+        !(st = lw_bool(lw, n, 3, "largest", true, &desc)))
+      st = lw_bool(lw, n, 4, "sorted", true, &sorted);
+  } else if (stable_ov) { /* (self, *, stable, dim, descending); stable may be None */
+    if (!(st = lw_int(lw, n, -1, "dim", -1, &dim)) && !(st = lw_bool(lw, n, -1, "descending", false, &desc)))
+      st = lw_bool(lw, n, -1, "stable", false, &stable);
   } else {
     if (!(st = lw_int(lw, n, 1, "dim", -1, &dim))) st = lw_bool(lw, n, 2, "descending", false, &desc);
   }
@@ -440,7 +498,10 @@ rlx_status rlx_lower_sort(rlx_lower *lw, const rlx_aten_node *n) {
   int r = lw_val(lw, x)->shape.rank, a;
   if ((st = lw_axis(dim, r, "argument 'dim'", &a))) return st;
   bool want_values = !lw_is(n, "argsort");
-  rlx_params p = {.sort = {.axis = a, .descending = desc}};
+  rlx_params p = {.sort = {.axis = a, .descending = desc, .algo = stable ? RLX_SORT_STABLE : RLX_SORT_TORCH}};
+  if (topk) p.sort.algo = RLX_SORT_TOPK, p.sort.topk_k = k, p.sort.topk_sorted = sorted;
+  /* a broadcast axis holds equal values, which torch leaves in input order */
+  else if (sort_input_stride0(lw, n, a)) p.sort.algo = RLX_SORT_STABLE;
   int32_t k_node = lw_emit_node(lw, RLX_OP_SORT, &p, &x, 1, 2);
   if (k_node < 0) return rlx_last_status();
   int32_t outs[2] = {lw->g->nodes[k_node].out[0], lw->g->nodes[k_node].out[1]};

@@ -131,6 +131,22 @@ static rlx_status check_view_args(rlx_lower *lw, const rlx_aten_node *n, const r
   return RLX_OK;
 }
 
+/* view.dtype(x, dtype): x's bytes as another dtype (a bitcast node, issue
+ * 11); the shape is the recorded one, which the bitcast's infer checks
+ * against the element sizes. */
+static rlx_status lower_view_dtype(rlx_lower *lw, const rlx_aten_node *n, int32_t x, const rlx_tinfo *t) {
+  int dt;
+  rlx_status st = lw_dtype(lw, n, 1, "dtype", -1, &dt);
+  if (st) return st;
+  if (dt != (int)t->dtype)
+    return lw_fail(RLX_ERR_FORMAT, "argument 'dtype' is %s but the output is recorded as %s",
+                   dt < 0 ? "missing" : rlx_dtype_name((rlx_dtype)dt), rlx_dtype_name(t->dtype));
+  if (lw_symbolic(lw, x)) return lw_fail(RLX_ERR_UNSUPPORTED, "view(dtype) of a tensor with a symbolic shape");
+  if (lw_val(lw, x)->dtype == t->dtype) return lw_bind(lw, n, x);
+  rlx_params p = {.bitcast = {.to = t->dtype, .shape = t->shape}};
+  return lw_bind(lw, n, lw_emit(lw, RLX_OP_BITCAST, &p, &x, 1));
+}
+
 /* Every view-like op: the target shape is the one torch recorded, after the
  * size and dim arguments are checked as torch checks them. */
 rlx_status rlx_lower_reshape(rlx_lower *lw, const rlx_aten_node *n) {
@@ -139,6 +155,7 @@ rlx_status rlx_lower_reshape(rlx_lower *lw, const rlx_aten_node *n) {
   if (st) return st;
   const rlx_tinfo *t = lw_out(n, 0);
   if (!t) return lw_fail(RLX_ERR_FORMAT, "the output shape is not recorded");
+  if (lw_is(n, "view") && !strcmp(lw_overload(n), "dtype")) return lower_view_dtype(lw, n, x, t);
   if (lw_val(lw, x)->dtype != t->dtype)
     return lw_fail(RLX_ERR_SHAPE, "a view cannot change the dtype");
   const rlx_shape xs = lw_val(lw, x)->shape;
