@@ -64,10 +64,6 @@ EXCLUDED = {
     "aten._local_scalar_dense.default": ("Tensor.item(): a data-dependent host scalar (an "
                                          "unbacked SymInt in export); rlx graphs have no host "
                                          "values whose value is known only at run time"),
-    "aten._fft_r2c.default": "its output is complex (complex64/complex128); rlx has no complex "
-                             "dtypes",
-    "aten._fft_c2r.default": "its input is complex (complex64/complex128); rlx has no complex "
-                             "dtypes",
     "aten.sym_numel.default": _NEVER_EXPORTED + "numel() is traced as a product of "
                               "sym_size.int values (tested with sym_size.int)",
     "aten.sym_stride.int": _NEVER_EXPORTED + "exported inputs are contiguous, so a stride is "

@@ -190,9 +190,9 @@ d=$(fresh ir_dtype)
 py "
 p = sys.argv[1]
 doc = ir_read(p)
-doc['inputs'][0]['dtype'] = 'c64'
+doc['inputs'][0]['dtype'] = 'c32'
 ir_write(p, doc)" "$d/torch-ir.json"
-expect unknown_dtype_in_ir "$d" torch-ir.json "inputs[0]" "unknown dtype 'c64'"
+expect unknown_dtype_in_ir "$d" torch-ir.json "inputs[0]" "unknown dtype 'c32'"
 
 d=$(fresh unknown_op)
 py "

@@ -53,6 +53,16 @@ DTYPE_TOKENS: dict[torch.dtype, str] = {
     torch.uint64: "u64",
 }
 
+# Complex dtypes (docs/design.md, "Complex numbers"): values inside the
+# program, weights and dtype arguments may be complex; a complex weight is
+# stored in weights.safetensors as its real pairs (view_as_real: the
+# component dtype, shape + [2]) and its entry says "storage": "real_pairs".
+# Program inputs, outputs and states stay real.
+COMPLEX_TOKENS: dict[torch.dtype, str] = {
+    torch.complex64: "c64",
+    torch.complex128: "c128",
+}
+
 # Non-OpOverload callables that appear in dynamic-shape graphs (arithmetic on
 # SymInts).  Written with a stable name instead of "<built-in function add>".
 _SYM_OP_NAMES: dict[Any, str] = {
@@ -89,12 +99,20 @@ class ExportError(Exception):
 
 def dtype_token(dtype: torch.dtype, what: str) -> str:
     """The rlx token for ``dtype``; ``what`` names the tensor in the error."""
-    tok = DTYPE_TOKENS.get(dtype)
+    tok = DTYPE_TOKENS.get(dtype) or COMPLEX_TOKENS.get(dtype)
     if tok is None:
         raise ExportError(
             f"{what}: dtype {dtype} is not supported by rlx "
-            f"(supported: {', '.join(str(d).replace('torch.', '') for d in DTYPE_TOKENS)})")
+            f"(supported: {', '.join(str(d).replace('torch.', '') for d in [*DTYPE_TOKENS, *COMPLEX_TOKENS])})")
     return tok
+
+
+def real_io(t: torch.Tensor, what: str, fix: str) -> None:
+    """Program inputs, outputs and states are real (docs/design.md, "Complex
+    numbers"): a complex one is an export error saying what to do instead."""
+    if t.is_complex():
+        raise ExportError(f"{what} is {str(t.dtype).replace('torch.', '')}: rlx computes with complex "
+                          f"values inside a program, but its inputs, outputs and states are real; {fix}")
 
 
 def _is_symbolic(x: Any) -> bool:
@@ -408,6 +426,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
                     f"input '{node.name}' is a {type(val).__name__}, not a tensor, and the graph "
                     "uses it; rlx inputs must be tensors")
             continue  # a specialized Python scalar: the graph does not read it
+        real_io(val, f"input '{node.name}'", "pass torch.view_as_real(x) and call "
+                "torch.view_as_complex on it inside the model")
         entry: dict[str, Any] = {"id": node.name,
                                  **tensor_out(val, f"input '{node.name}'", names)}
         dyn = []
@@ -421,7 +441,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         inputs.append(entry)
 
     weights = [{"id": w.id, "key": w.key, "shape": list(w.tensor.shape),
-                "dtype": dtype_token(w.tensor.dtype, f"weight '{w.key}'"), "kind": w.kind}
+                "dtype": dtype_token(w.tensor.dtype, f"weight '{w.key}'"), "kind": w.kind,
+                **({"storage": "real_pairs"} if w.tensor.is_complex() else {})}
                for w in io.weights]
 
     nodes = []
@@ -441,6 +462,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         if isinstance(leaf, torch.fx.Node):
             val = leaf.meta.get("val")
             if isinstance(val, torch.Tensor):
+                real_io(val, f"output {i} ('{leaf.name}')", "return torch.view_as_real(y) "
+                        "(its real and imaginary parts on a trailing axis of 2)")
                 outputs.append({"ref": leaf.name,
                                 **tensor_out(val, f"output {i} ('{leaf.name}')", names)})
             elif _is_symbolic(val) or isinstance(val, (bool, int, float)):
@@ -463,6 +486,8 @@ def build_ir(ep, *, model_name: str, decomposition: str, producer: str,
         ir["symbols"] = table.entries()
         ir["guards"] = _shapes.collect_guards(ep, table, notes)
     ir.update(inputs=inputs, weights=weights, nodes=nodes, outputs=outputs)
+    for w in io.states:
+        real_io(w.tensor, f"state '{w.key}'", "keep the mutated buffer real (its view_as_real)")
     if io.states:  # docs/design.md, "State"
         ir["state"] = [{"id": w.id, "key": w.key, "shape": list(w.tensor.shape),
                         "dtype": dtype_token(w.tensor.dtype, f"state '{w.key}'"),

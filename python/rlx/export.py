@@ -169,6 +169,16 @@ def dynamic_shapes_spec(model: torch.nn.Module, args: tuple, dynamic) -> Any:
 # Files
 
 
+def _as_stored(t: torch.Tensor) -> torch.Tensor:
+    """A tensor as safetensors stores it: a complex one as its real pairs
+    (view_as_real: the component dtype, shape + [2]; docs/design.md,
+    "Complex numbers")."""
+    t = t.detach().cpu()
+    if t.is_complex():
+        t = torch.view_as_real(t.resolve_conj().resolve_neg())
+    return t.contiguous().clone()
+
+
 def _save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict | None = None) -> None:
     from safetensors.torch import save_file
     if not tensors:
@@ -177,7 +187,7 @@ def _save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict | None = 
         else:
             path.write_bytes(b"")
         return
-    save_file({k: v.detach().cpu().contiguous().clone() for k, v in tensors.items()},
+    save_file({k: _as_stored(v) for k, v in tensors.items()},
               str(path), metadata=metadata)
 
 

@@ -56,6 +56,31 @@ static rlx_status parse_float(const cJSON *v, const char *where, double *out) {
   return rlx_errorf(RLX_ERR_FORMAT, "%s: a float must be a number or \"inf\", \"-inf\", \"nan\"", where);
 }
 
+
+/* The component dtype of a complex dtype token ("c64" -> f32, "c128" ->
+ * f64), or -1 for any other token (docs/design.md, "Complex numbers"). */
+static int complex_component(const char *tok) {
+  if (!strcmp(tok, "c64")) return RLX_DTYPE_F32;
+  if (!strcmp(tok, "c128")) return RLX_DTYPE_F64;
+  return -1;
+}
+
+/* obj's "dtype": a real token, or with *complex set a complex one (the
+ * component into *dtype). complex NULL: a complex token is refused, naming
+ * `what` (program inputs and states are real). */
+static rlx_status parse_dtype(const cJSON *obj, const char *where, const char *what, rlx_dtype *dtype,
+                              bool *complex) {
+  const char *tok = NULL;
+  if (rlx_json_str(obj, "dtype", where, &tok)) return RLX_ERR_FORMAT;
+  int c = complex_component(tok);
+  if (c >= 0 && !complex)
+    return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: %s is complex (%s); rlx computes with complex values inside a "
+                      "program, but its inputs and states are real (pass torch.view_as_real of it)", where, what, tok);
+  if (complex) *complex = c >= 0;
+  if (c >= 0) return *dtype = (rlx_dtype)c, RLX_OK;
+  return rlx_json_dtype(obj, "dtype", where, dtype);
+}
+
 static rlx_status parse_arg(parser *p, const cJSON *j, rlx_arg *a, int depth) {
   const char *w = p->where;
   if (depth > MAX_ARG_DEPTH) return rlx_errorf(RLX_ERR_FORMAT, "%s: arguments nest too deeply", w);
@@ -85,7 +110,9 @@ static rlx_status parse_arg(parser *p, const cJSON *j, rlx_arg *a, int depth) {
   }
   if (!strcmp(tag, "dtype")) {
     if (!cJSON_IsString(v)) return rlx_errorf(RLX_ERR_FORMAT, "%s: 'dtype' must hold a string", w);
-    int t = rlx_dtype_from_token(v->valuestring);
+    int t = complex_component(v->valuestring);
+    a->complex = t >= 0;
+    if (t < 0) t = rlx_dtype_from_token(v->valuestring);
     if (t < 0) return rlx_errorf(RLX_ERR_UNSUPPORTED, "%s: unknown dtype '%s'", w, v->valuestring);
     a->kind = RLX_ARG_DTYPE;
     a->u.dt = (rlx_dtype)t;
@@ -152,7 +179,7 @@ static rlx_status parse_tinfo(parser *p, const cJSON *j, rlx_tinfo *t) {
   char w[600];
   snprintf(w, sizeof w, "%s.shape", p->where);
   rlx_status st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(j, "shape"), w, &t->example);
-  if (!st) st = rlx_json_dtype(j, "dtype", p->where, &t->dtype);
+  if (!st) st = parse_dtype(j, p->where, "the tensor", &t->dtype, &t->complex);
   if (!st) st = parse_sym_shape(p, j, &t->example, &t->shape);
   t->present = st == RLX_OK;
   return st;
@@ -246,7 +273,7 @@ static rlx_status parse_inputs(parser *p, const cJSON *arr) {
     char w[600];
     snprintf(w, sizeof w, "%s.shape", p->where);
     if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), w, &in->example)) ||
-        (st = rlx_json_dtype(e, "dtype", p->where, &in->dtype)) ||
+        (st = parse_dtype(e, p->where, "the input", &in->dtype, NULL)) ||
         (st = parse_sym_shape(p, e, &in->example, &in->shape)))
       return st;
     for (int d = 0; d < RLX_MAX_RANK; d++) in->dynamic[d] = -1;
@@ -272,7 +299,7 @@ static rlx_status parse_inputs(parser *p, const cJSON *arr) {
 /* The fields a weight and a state share: "id", "key", "shape", "dtype"
  * (p->where names the entry). */
 static rlx_status parse_tensor_entry(parser *p, const cJSON *e, const char **id, const char **key, rlx_shape *shape,
-                                     rlx_dtype *dtype) {
+                                     rlx_dtype *dtype, bool *complex) {
   const char *s;
   rlx_status st;
   if ((st = rlx_json_str(e, "id", p->where, &s)) || (st = dup_str(p, s, id)) ||
@@ -281,7 +308,7 @@ static rlx_status parse_tensor_entry(parser *p, const cJSON *e, const char **id,
   char ws[800];
   snprintf(ws, sizeof ws, "%.400s ('%.100s').shape", p->where, *key);
   if ((st = rlx_json_shape(cJSON_GetObjectItemCaseSensitive(e, "shape"), ws, shape))) return st;
-  return rlx_json_dtype(e, "dtype", p->where, dtype);
+  return parse_dtype(e, p->where, complex ? "the weight" : "the state", dtype, complex);
 }
 
 static rlx_status parse_weights(parser *p, const cJSON *arr) {
@@ -294,8 +321,12 @@ static rlx_status parse_weights(parser *p, const cJSON *arr) {
   cJSON_ArrayForEach(e, arr) {
     rlx_ir_weight *w = &ir->weights[i];
     snprintf(p->where, sizeof p->where, "%s: weights[%d]", p->path, i);
-    rlx_status st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype);
+    rlx_status st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype, &w->complex);
     if (st) return st;
+    const cJSON *sg = cJSON_GetObjectItemCaseSensitive(e, "storage");
+    if (w->complex && (!cJSON_IsString(sg) || strcmp(sg->valuestring, "real_pairs")))
+      return rlx_errorf(RLX_ERR_FORMAT, "%s ('%s') is complex and must say \"storage\": \"real_pairs\" (the file "
+                        "holds its real and imaginary parts on a trailing axis of 2)", p->where, w->key);
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kind");
     if ((st = dup_str(p, cJSON_IsString(k) ? k->valuestring : "param", &w->kind))) return st;
     i++;
@@ -319,7 +350,7 @@ static rlx_status parse_states(parser *p, const cJSON *arr) {
     if (!cJSON_IsObject(e)) return rlx_errorf(RLX_ERR_FORMAT, "%s must be an object", p->where);
     const char *s, *init;
     rlx_status st;
-    if ((st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype)) ||
+    if ((st = parse_tensor_entry(p, e, &w->id, &w->key, &w->shape, &w->dtype, NULL)) ||
         (st = rlx_json_str(e, "update", p->where, &s)) || (st = dup_str(p, s, &w->update)) ||
         (st = rlx_json_str(e, "init", p->where, &init)))
       return st;

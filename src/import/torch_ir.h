@@ -45,6 +45,7 @@ typedef enum rlx_arg_kind {
 typedef struct rlx_arg rlx_arg;
 struct rlx_arg {
   rlx_arg_kind kind;
+  bool complex; /* DTYPE: "c64"/"c128", a complex dtype; u.dt is its component (f32/f64) */
   union {
     const char *s; /* REF, STR, SYM */
     int64_t i;     /* INT (huge values clamp to INT64_MIN/MAX) */
@@ -64,6 +65,10 @@ struct rlx_arg {
  * "shape" (the values at the symbols' hints). */
 typedef struct rlx_tinfo {
   bool present;
+  /* complex ("c64"/"c128", docs/design.md "Complex numbers"): dtype is the
+   * component dtype (f32/f64) and shape the complex shape; the value rlx
+   * computes is the real pairs, shape + [2] */
+  bool complex;
   rlx_dtype dtype;
   rlx_shape shape;
   rlx_shape example;
@@ -100,6 +105,7 @@ typedef struct rlx_ir_weight {
   const char *id, *key, *kind;
   rlx_dtype dtype;
   rlx_shape shape;
+  bool complex; /* "c64"/"c128": dtype is the component and the file holds shape + [2] (real pairs) */
 } rlx_ir_weight;
 
 /* A mutated buffer (torch.export's BUFFER_MUTATION): session state that

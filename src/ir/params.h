@@ -480,6 +480,22 @@ typedef struct rlx_linalg_params {
   int64_t ncols;                 /* ORGQR: columns of Q (0: those of A) */
   rlx_linalg_check check;
 } rlx_linalg_params;
+/* fft (src/ops/fft.c): the DFT along one axis of a complex tensor held as
+ * real pairs [..., 2] (docs/design.md, "Complex numbers"). */
+typedef enum rlx_fft_kind {
+  RLX_FFT_C2C, /* pairs [*A, n, *B, 2] -> pairs, same shape */
+  RLX_FFT_R2C, /* real [*A, n, *B] -> pairs [*A, n/2 + 1 (onesided) or n, *B, 2] */
+  RLX_FFT_C2R  /* pairs [*A, n/2 + 1, *B, 2] (a Hermitian half) -> real [*A, n, *B] */
+} rlx_fft_kind;
+
+typedef struct rlx_fft_params {
+  rlx_fft_kind kind;
+  int axis;      /* an axis of the complex (or real) tensor, never the trailing 2 */
+  int64_t n;     /* the transform's length, 1 .. 2^31; an rlx_dim (symbolic: its value at each binding) */
+  bool inverse;  /* exp(+2 pi i jk / n) instead of exp(-2 pi i jk / n) */
+  bool onesided; /* r2c: only the n/2 + 1 non-redundant outputs */
+  int norm;      /* every output times 1 (0), 1/sqrt(n) (1) or 1/n (2): torch's fft_norm_mode */
+} rlx_fft_params;
 
 typedef union rlx_params {
   rlx_unary_params unary;
@@ -526,6 +542,7 @@ typedef union rlx_params {
   rlx_histogramdd_params histogramdd;
   rlx_bitcast_params bitcast;
   rlx_segment_reduce_params segment_reduce; /* issue 11, branch specials */
+  rlx_fft_params fft; /* complex numbers */
 } rlx_params;
 
 #endif /* RLX_PARAMS_H */

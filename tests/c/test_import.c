@@ -460,8 +460,8 @@ TEST(ir_bad_arguments) {
             RLX_ERR_FORMAT, "'bool' must hold true/false");
   CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'list': {}}], 'out': null}"),
             RLX_ERR_FORMAT, "'list' must hold an array");
-  CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'dtype': 'c64'}], 'out': null}"),
-            RLX_ERR_UNSUPPORTED, "nodes[0] 'n': unknown dtype 'c64'");
+  CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [{'dtype': 'c32'}], 'out': null}"),
+            RLX_ERR_UNSUPPORTED, "nodes[0] 'n': unknown dtype 'c32'");
   CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': {}, 'out': null}"),
             RLX_ERR_FORMAT, "nodes[0] 'n': 'args' must be a list");
   CHECK_ERR(ir_try_node("{'id': 'n', 'op': 'aten.foo.default', 'args': [], 'kwargs': [], 'out': null}"),
@@ -556,7 +556,8 @@ TEST(ir_bad_inputs) {
   d = ir_doc(json, "", "");                  \
   CHECK_ERR(ir_parse(d, &ir), status, text); \
   free(d)
-  INPUT_ERR("{'id': 'x', 'shape': [2], 'dtype': 'c64'}", RLX_ERR_UNSUPPORTED, "inputs[0]: unknown dtype 'c64'");
+  INPUT_ERR("{'id': 'x', 'shape': [2], 'dtype': 'c32'}", RLX_ERR_UNSUPPORTED, "inputs[0]: unknown dtype 'c32'");
+  INPUT_ERR("{'id': 'x', 'shape': [2], 'dtype': 'c64'}", RLX_ERR_UNSUPPORTED, "inputs[0]: the input is complex (c64)");
   INPUT_ERR("{'id': 'x', 'shape': [2], 'dtype': 32}", RLX_ERR_FORMAT, "inputs[0]: field 'dtype' must be a string");
   INPUT_ERR("{'id': 'x', 'shape': [2, -1], 'dtype': 'f32'}", RLX_ERR_FORMAT,
             "inputs[0].shape[1] must be a non-negative integer");

@@ -173,7 +173,8 @@ def _sample_skip(tens: list) -> str | None:
         if t.layout != torch.strided:
             return f"{t.layout} input: rlx tensors are dense"
         if t.is_complex():
-            return "complex input: rlx has no complex dtypes"
+            return ("complex input: rlx programs take real tensors (complex values exist only "
+                    "inside one)")
         if t.is_quantized:
             return "quantized input"
     return None
@@ -248,7 +249,8 @@ def run_sample(op, sample, rlx: str, registry: set[str], workdir: Path) -> tuple
     if not outs:
         return "skip", f"no tensor output (returns {type(out).__name__})", []
     if any(t.is_complex() for t in outs):
-        return "skip", "complex output: rlx has no complex dtypes", []
+        return "skip", ("complex output: rlx programs return real tensors (complex values exist "
+                        "only inside one)"), []
     if any(t.layout != torch.strided for t in outs):
         return "skip", "sparse output", []
     d = Path(tempfile.mkdtemp(prefix="oi_", dir=workdir))

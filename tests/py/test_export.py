@@ -109,8 +109,10 @@ class Roll(nn.Module):
 
 
 class Complex(nn.Module):
+    """A complex output: rlx computes with complex values inside a program
+    (docs/design.md, "Complex numbers") but returns only real tensors."""
     def forward(self, x):
-        return torch.view_as_real(torch.fft.rfft(x))
+        return torch.fft.rfft(x)
 
 
 # --------------------------------------------------------------------------
@@ -181,8 +183,9 @@ def test_encode_arg_unit():
     t, s = g.placeholder("t"), g.placeholder("s")
     t.meta["val"], s.meta["val"] = torch.zeros(2), 4
     assert enc([t, s]) == {"list": [{"ref": "t"}, {"sym": "s"}]}
-    with pytest.raises(rlx.ExportError, match="complex64"):
-        enc(torch.complex64)
+    assert enc(torch.complex64) == {"dtype": "c64"} and enc(torch.complex128) == {"dtype": "c128"}
+    with pytest.raises(rlx.ExportError, match="complex32"):
+        enc(torch.complex32)
 
 
 def test_encode_out_unit():
@@ -191,8 +194,9 @@ def test_encode_out_unit():
     assert _ir.encode_out([torch.zeros(1), None], "n") == [{"shape": [1], "dtype": "f32"}, None]
     assert _ir.encode_out(7, "n") == {"scalar": {"int": 7}}
     assert _ir.encode_out(None, "n") is None
-    with pytest.raises(rlx.ExportError, match="node 'bad'.*complex64"):
-        _ir.encode_out(torch.zeros(1, dtype=torch.complex64), "node 'bad'")
+    assert _ir.encode_out(torch.zeros(1, dtype=torch.complex64), "n") == {"shape": [1], "dtype": "c64"}
+    with pytest.raises(rlx.ExportError, match="node 'bad'.*complex32"):
+        _ir.encode_out(torch.zeros(1, dtype=torch.complex32), "node 'bad'")
 
 
 def test_arg_encoding_end_to_end_and_constant_outputs(tmp_path):
@@ -360,7 +364,8 @@ def test_reference_noncontiguous_input(tmp_path):
 
 
 def test_unsupported_dtype_is_a_clear_error(tmp_path):
-    with pytest.raises(rlx.ExportError, match=r"fft_rfft.*complex64"):
+    with pytest.raises(rlx.ExportError, match=r"output 0 \('fft_rfft'\) is complex64: .*return "
+                       r"torch.view_as_real\(y\)"):
         export(Complex(), (torch.randn(8),), tmp_path, decomposition="aten")
 
 
@@ -501,7 +506,7 @@ def test_cli_errors(tmp_path, capsys):
     assert rc == 2 and "defines neither get_model() nor module-level" in err
     (tmp_path / "cplx.py").write_text(
         "import torch\nclass Complex(torch.nn.Module):\n    def forward(self, x):\n"
-        "        return torch.view_as_real(torch.fft.rfft(x))\n"
+        "        return torch.fft.rfft(x)\n"
         "model = Complex()\nexample_inputs = (torch.randn(8),)\n")
     rc = rx.main([str(tmp_path / "cplx.py"), "-o", str(tmp_path / "o"), "--decomposition",
                   "aten", "--no-check"])

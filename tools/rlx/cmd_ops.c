@@ -44,7 +44,10 @@ int cmd_ops(int argc, char **argv) {
          "  - mode and nanmedian pick among equal values (all-NaN rows for nanmedian) as libstdc++'s\n"
          "    std::sort / std::nth_element do, i.e. as torch's Linux builds; other C++ libraries may differ\n"
          "  - put and index_copy with repeated indices (no accumulate): the last write wins\n"
-         "  - as_strided_scatter writes its input's contiguous storage, as as_strided reads it\n");
+         "  - as_strided_scatter writes its input's contiguous storage, as as_strided reads it\n"
+         "  - complex values are computed as real pairs, inside a program only (its inputs and outputs\n"
+         "    are real); FFTs compute in double (torch's float32 FFT in float); a real operand of a\n"
+         "    complex mul/div scales both parts (torch multiplies by x + 0i: the same for finite values)\n");
   free(names);
   return 0;
 }

@@ -266,6 +266,9 @@ rlx_status lw_dtype(rlx_lower *lw, const rlx_aten_node *n, int pos, const char *
   if (!a) return *out = def, RLX_OK;
   if (a->kind != RLX_ARG_DTYPE)
     return lw_fail(RLX_ERR_UNSUPPORTED, "%s must be a dtype", arg_label(pos, name, lb, sizeof lb));
+  if (a->complex) /* only complex.c reads complex dtypes, from the arguments themselves */
+    return lw_fail(RLX_ERR_UNSUPPORTED, "%s is a complex dtype, which this op does not take in rlx",
+                   arg_label(pos, name, lb, sizeof lb));
   *out = (int)a->u.dt;
   return RLX_OK;
 }
@@ -480,6 +483,14 @@ bool lw_dims_agree(rlx_lower *lw, rlx_dim a, rlx_dim b) { return dims_agree(&lw-
 
 static rlx_status check_type_lw(rlx_lower *lw, int k, const rlx_value *v, const rlx_tinfo *t) {
   if (!t) return RLX_OK;
+  rlx_tinfo pairs;
+  if (t->complex) { /* rlx holds a complex value as its real pairs */
+    pairs = *t;
+    pairs.complex = false;
+    rlx_status st = lw_pairs_shape(&t->shape, &pairs.shape);
+    if (st) return st;
+    t = &pairs;
+  }
   if (v->dtype == t->dtype && rlx_shape_eq(&v->shape, &t->shape)) return RLX_OK;
   bool same = v->dtype == t->dtype && v->shape.rank == t->shape.rank;
   for (int i = 0; same && i < v->shape.rank; i++) same = dims_agree(&lw->g->syms, v->shape.dims[i], t->shape.dims[i]);
@@ -492,7 +503,9 @@ static rlx_status check_type_lw(rlx_lower *lw, int k, const rlx_value *v, const 
 
 rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v) {
   if (v < 0) return rlx_last_status(); /* the failing emit set the message */
-  rlx_status st = check_type_lw(lw, 0, lw_val(lw, v), lw_out(n, 0));
+  const rlx_tinfo *t = lw_out(n, 0);
+  rlx_status st = check_type_lw(lw, 0, lw_val(lw, v), t);
+  if (!st && t && t->complex) st = rlx_strmap_put(&lw->cplx, n->id, 1);
   return st ? st : rlx_strmap_put(&lw->vals, n->id, v);
 }
 
@@ -600,7 +613,9 @@ static rlx_status scalar_info(rlx_lower *lw, const rlx_aten_node *n, lw_scalar_i
     int32_t x;
     rlx_status st = lw_tensor(lw, n, 0, "self", &x);
     if (st) return st;
-    const rlx_shape *xs = &lw_val(lw, x)->shape;
+    rlx_shape cs = lw_val(lw, x)->shape; /* a complex tensor's own shape: its pairs' without the trailing 2 */
+    if (lw_ref_is_complex(lw, lw_arg(n, 0, "self")->u.s)) cs.rank--;
+    const rlx_shape *xs = &cs;
     r->kind = LW_SCALAR_DIM;
     if (lw_is(n, "sym_numel")) return rlx_shape_numel_dim_lw(lw, xs, &r->dim);
     int64_t d;
@@ -792,10 +807,17 @@ static rlx_status add_inputs_weights(rlx_lower *lw, const rlx_st_file *wf) {
     if (!t)
       return rlx_errorf(RLX_ERR_NOT_FOUND, "weight '%s' (placeholder %s) is missing from %s", w->key,
                         w->id, wf->path);
-    if (t->dtype != w->dtype || !rlx_shape_eq(&t->shape, &w->shape))
-      return rlx_errorf(RLX_ERR_SHAPE, "weight '%s': %s holds %s %s but torch-ir.json declares %s %s",
+    rlx_shape want = w->shape; /* a complex weight is stored as its real pairs */
+    if (w->complex && lw_pairs_shape(&w->shape, &want)) {
+      rlx_error_prefix("weight '%s': ", w->key);
+      return RLX_ERR_UNSUPPORTED;
+    }
+    if (t->dtype != w->dtype || !rlx_shape_eq(&t->shape, &want))
+      return rlx_errorf(RLX_ERR_SHAPE, "weight '%s': %s holds %s %s but torch-ir.json declares %s %s%s",
                         w->key, wf->path, rlx_dtype_name(t->dtype), rlx_shape_str(&t->shape, a, sizeof a),
-                        rlx_dtype_name(w->dtype), rlx_shape_str(&w->shape, b, sizeof b));
+                        rlx_dtype_name(w->dtype), rlx_shape_str(&want, b, sizeof b),
+                        w->complex ? " (the real pairs of a complex weight)" : "");
+    if (w->complex && rlx_strmap_put(&lw->cplx, w->id, 1)) return RLX_ERR_OUT_OF_MEMORY;
     if (rlx_strmap_get(&lw->vals, w->id) >= 0)
       return rlx_errorf(RLX_ERR_FORMAT, "weight placeholder '%s' is declared twice", w->id);
     int32_t v;
@@ -884,6 +906,9 @@ static rlx_status add_outputs(rlx_lower *lw) {
         rlx_error_prefix("output %d: ", i);
         return st;
       }
+      if (lw_ref_is_complex(lw, o->ref) || (o->type.present && o->type.complex))
+        return rlx_errorf(RLX_ERR_UNSUPPORTED, "graph output %d ('%s') is complex: rlx programs return real "
+                          "tensors; return torch.view_as_real of it", i, o->ref);
       if ((st = check_type_lw(lw, 0, lw_val(lw, v), o->type.present ? &o->type : NULL))) {
         rlx_error_prefix("graph output %d ('%s'): ", i, o->ref);
         return st;
@@ -1042,6 +1067,12 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
     const lower_entry *e = is_sym_op(n->op) || !strcmp(n->op, "_getitem") ? NULL : find_entry(n->op);
     if (!strcmp(n->op, "_getitem")) st = lower_getitem(&lw, n);
     else if (is_sym_op(n->op)) st = rlx_lower_scalar(&lw, n);
+    else if (n->out_kind == RLX_OUT_SCALAR && e->fn == rlx_lower_scalar) /* sym_size of a complex tensor too */
+      st = rlx_lower_scalar(&lw, n);
+    else if (lw_node_is_complex(&lw, n) && !lw_complex_dynamic(n) && node_symbolic(&lw, n))
+      st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op on complex values at static shapes only, and this "
+                      "node has a symbolic shape or size; export with those axes static");
+    else if (lw_node_is_complex(&lw, n)) st = rlx_lower_complex(&lw, n);
     else if (!e->dynamic && node_symbolic(&lw, n))
       st = rlx_errorf(RLX_ERR_UNSUPPORTED, "rlx lowers this op at static shapes only, and this node has a symbolic "
                       "shape or size; export with those axes static, or tell the rlx developers which op it is");
@@ -1061,6 +1092,7 @@ rlx_status rlx_lower_graph(const rlx_torch_ir *ir, const rlx_st_file *weights, r
   rlx_strmap_free(&lw.used);
   rlx_strmap_free(&lw.scalar_ix);
   rlx_strmap_free(&lw.missing);
+  rlx_strmap_free(&lw.cplx);
   rlx_free(lw.scalars);
   rlx_free(lw.sinfo);
   note_lw = NULL;

@@ -42,6 +42,7 @@ typedef struct rlx_lower {
   rlx_arg *scalars;     /* their recorded example values */
   lw_scalar_info *sinfo; /* what each one is, as a dim or a relation */
   int32_t n_scalars, cap_scalars, cap_sinfo;
+  rlx_strmap cplx;      /* names of the complex values (each held as real pairs, complex.c) */
   const rlx_aten_node *cur;
 } rlx_lower;
 
@@ -215,6 +216,23 @@ typedef struct lw_operand {
 rlx_dtype lw_result_type(const lw_operand *ops, int n);
 /* Describes argument `a` (a tensor ref or a scalar) as an operand. */
 rlx_status lw_operand_of(rlx_lower *lw, const rlx_arg *a, lw_operand *op, int32_t *v);
+
+/* ---- complex values (complex.c; docs/design.md, "Complex numbers") ---- */
+
+/* Whether the aten value `name` (a node, input or weight) is complex: its
+ * rlx value is then its real pairs, the complex shape + [2]. */
+static inline bool lw_ref_is_complex(rlx_lower *lw, const char *name) { return rlx_strmap_get(&lw->cplx, name) >= 0; }
+/* Whether node n reads or makes a complex value: the driver lowers such a
+ * node with rlx_lower_complex, whatever its op. */
+bool lw_node_is_complex(rlx_lower *lw, const rlx_aten_node *n);
+/* Lowers a node that reads or makes complex values onto real ops over the
+ * real pairs; an op it does not know is RLX_ERR_UNSUPPORTED naming it. */
+rlx_status rlx_lower_complex(rlx_lower *lw, const rlx_aten_node *n);
+/* Whether rlx_lower_complex lowers n's op at symbolic shapes too. */
+bool lw_complex_dynamic(const rlx_aten_node *n);
+/* The shape of the real pairs of a complex value of shape s (s + [2]);
+ * RLX_ERR_UNSUPPORTED when s already has the largest rank. */
+rlx_status lw_pairs_shape(const rlx_shape *s, rlx_shape *out);
 
 /* Normalizes axis against rank (a 0-d tensor takes -1 and 0) or fails
  * naming `what` ("argument 'dim'"). */
