@@ -596,8 +596,11 @@ def main(argv: list[str] | None = None) -> int:
         results = [_rejudge(r) for r in results]
         t = totals(results)
         t["seconds"] = sum(d.get("totals", {}).get("seconds", 0) for d in runs)
-        t["date"] = runs[0].get("totals", {}).get("date") or datetime.datetime.fromtimestamp(
-            a.from_json[0].stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        # every run's date, in order: the report's cases come from all of them
+        t["date"] = "; then ".join(
+            d.get("totals", {}).get("date") or datetime.datetime.fromtimestamp(
+                f.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            for d, f in zip(runs, a.from_json))
         command = "; then ".join(_command(d.get("command", "(partial run)").split()[2:])
                                  for d in runs)
     else:
