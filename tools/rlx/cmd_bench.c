@@ -66,10 +66,11 @@ static void print_profile(const rlx_session *s, const profile *p, long iters, lo
       if (!shown[i] && (best < 0 || p->node_ms[i] > p->node_ms[best])) best = i;
     if (best < 0) break;
     shown[best] = true;
-    char params[256];
+    char params[256], sh[128] = "";
     rlx_node_params_str(g, &g->nodes[best], params, sizeof params);
-    printf("  %9.3f ms  %-24s %-10s %-28s %s\n", p->node_ms[best] / (double)iters, g->nodes[best].label,
-           rlx_op_table[g->nodes[best].op].name, rlx_session_kernel_name(s, best), params);
+    if (g->nodes[best].n_out > 0) rlx_graph_shape_str(g, &g->values[g->nodes[best].out[0]].shape, sh, sizeof sh);
+    printf("  %9.3f ms  %-24s %-10s %-28s -> %-18s %s\n", p->node_ms[best] / (double)iters, g->nodes[best].label,
+           rlx_op_table[g->nodes[best].op].name, rlx_session_kernel_name(s, best), sh, params);
   }
   free(shown);
 }
