@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu/bcast.h"
 #include "cpu/select.h"
 #include "cpu/vmath.h"
 #include "ops/ops_util.h"
@@ -239,19 +240,13 @@ static rlx_status binary_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   return RLX_OK;
 }
 
-/* ---- binary with any broadcast: rows of the collapsed output ----
- *
- * Output axes are merged where both operands stay contiguous across them (or
- * both broadcast); the last merged axis is a row, and each operand is either
- * contiguous along it or one repeated element (stride 0). */
+/* ---- binary with any broadcast: rows of the collapsed output (cpu/bcast.h) ---- */
 
 typedef struct bcast_job {
   rlx_binary_kind k;
-  int rank;
-  int64_t dims[RLX_MAX_RANK], sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
+  rlx_bcast_plan p;
   const float *a, *b;
   float *y;
-  int64_t rows, L;
 } bcast_job;
 
 #define BCAST_ROWS 64
@@ -259,13 +254,11 @@ typedef struct bcast_job {
 RLX_VEC_CLONES static void bcast_rows(void *ctx, int64_t t, int worker) {
   (void)worker;
   const bcast_job *j = ctx;
-  int64_t r0 = t * BCAST_ROWS, r1 = RLX_MIN(r0 + BCAST_ROWS, j->rows), L = j->L;
-  int64_t idx[RLX_MAX_RANK], oa = 0, ob = 0, rem = r0;
-  for (int d = j->rank - 2; d >= 0; d--) {
-    idx[d] = rem % j->dims[d], rem /= j->dims[d];
-    oa += idx[d] * j->sa[d], ob += idx[d] * j->sb[d];
-  }
-  int64_t ia = j->sa[j->rank - 1], ib = j->sb[j->rank - 1]; /* 0 or 1 */
+  const rlx_bcast_plan *p = &j->p;
+  int64_t r0 = t * BCAST_ROWS, r1 = RLX_MIN(r0 + BCAST_ROWS, p->rows), L = p->L;
+  int64_t idx[RLX_MAX_RANK + 1], oa, ob;
+  rlx_bcast_seek(p, r0, idx, &oa, &ob);
+  int64_t ia = p->sa[p->rank - 1], ib = p->sb[p->rank - 1]; /* 0 or 1 */
   for (int64_t r = r0; r < r1; r++) {
     const float *a = j->a + oa, *b = j->b + ob;
     float *y = j->y + r * L;
@@ -281,41 +274,17 @@ RLX_VEC_CLONES static void bcast_rows(void *ctx, int64_t t, int worker) {
       default: OPS(u / v) break;
     }
 #undef OPS
-    for (int d = j->rank - 2; d >= 0; d--) { /* odometer */
-      oa += j->sa[d], ob += j->sb[d];
-      if (++idx[d] < j->dims[d]) break;
-      oa -= idx[d] * j->sa[d], ob -= idx[d] * j->sb[d];
-      idx[d] = 0;
-    }
+    rlx_bcast_next(p, idx, &oa, &ob);
   }
 }
 
 static rlx_status bcast_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   rlx_shape os = rlx_view_shape(&out[0]), as = rlx_view_shape(&in[0]), bs = rlx_view_shape(&in[1]);
-  int64_t sa[RLX_MAX_RANK], sb[RLX_MAX_RANK];
-  rlx_broadcast_strides(&as, &os, sa);
-  rlx_broadcast_strides(&bs, &os, sb);
   bcast_job j = {.k = n->p.binary.kind, .a = in[0].data, .b = in[1].data, .y = out[0].data};
-  for (int i = 0; i < os.rank; i++) {
-    int64_t d = os.dims[i];
-    if (d == 1) continue;
-    int r = j.rank - 1;
-    if (j.rank > 0 && j.sa[r] == sa[i] * d && j.sb[r] == sb[i] * d) {
-      j.dims[r] *= d, j.sa[r] = sa[i], j.sb[r] = sb[i];
-    } else {
-      j.dims[j.rank] = d, j.sa[j.rank] = sa[i], j.sb[j.rank] = sb[i], j.rank++;
-    }
-  }
-  if (j.rank == 0) j.dims[0] = 1, j.sa[0] = j.sb[0] = 0, j.rank = 1;
-  int r = j.rank - 1;
-  if ((j.sa[r] > 1 || j.sb[r] > 1)) { /* the row is strided in an operand: rows of length 1 */
-    j.dims[j.rank] = 1, j.sa[j.rank] = j.sb[j.rank] = 0, j.rank++;
-  }
-  j.L = j.dims[j.rank - 1];
   int64_t N = rlx_view_numel(&out[0]);
   if (N == 0) return RLX_OK;
-  j.rows = N / j.L;
-  int64_t tasks = (j.rows + BCAST_ROWS - 1) / BCAST_ROWS;
+  rlx_bcast_plan_of(&as, &bs, &os, &j.p); /* cpu/bcast.h: merged axes, rows */
+  int64_t tasks = (j.p.rows + BCAST_ROWS - 1) / BCAST_ROWS;
   rlx_parallel_for(N >= CHUNK ? x->tp : NULL, tasks, bcast_rows, &j);
   return RLX_OK;
 }
