@@ -782,6 +782,14 @@ static bool all_finite(const float *w, int64_t n) {
  * weights: its weight transform would turn an Inf into NaN over whole tiles
  * (0 * Inf). RLX_WINOGRAD=0, 2 or 4 forces the sgemm or that tile size (to
  * measure the choice). */
+/* F(4x4) rounds worse than F(2x2) and the direct sum (docs/perf.md): in the
+ * zoo's inception_v4 its 32-channel stem convs put the output 0.0033 from
+ * float64 where eager torch is 0.0011 and the bar 0.0022 (an early layer's
+ * error runs through the ~140 after it); without them 0.0018, and resnets,
+ * whose F(4x4) layers all have 64 channels or more, are unchanged. A
+ * measured rule, not a bound: RLX_WINOGRAD=4 still forces it. */
+#define WG4_MIN_C 64
+
 static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
   wg4_geo w4;
   const char *force = getenv("RLX_WINOGRAD");
@@ -792,7 +800,7 @@ static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
   conv_way best = PICK_GEMM;
   double ns = way_ns(PICK_GEMM, c, threads);
   for (conv_way v = PICK_WG2; v <= PICK_WG4; v++) {
-    if (v == PICK_WG4 && !wg4) continue;
+    if (v == PICK_WG4 && (!wg4 || c->C < WG4_MIN_C)) continue;
     double t = way_ns(v, c, threads);
     if (t < ns) best = v, ns = t;
   }

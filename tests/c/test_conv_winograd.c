@@ -206,10 +206,12 @@ TEST(resnet_layer_sizes) {
   }
 }
 
-/* The chooser on resnet's 3x3 stride-1 layers (the full output channels; only the choice, no run). */
+/* The chooser on resnet's 3x3 stride-1 layers (the full output channels; only the choice, no run), and
+ * on a 32-channel layer like inception_v4's stem convs, where F(4x4)'s rounding is not taken (conv.c,
+ * WG4_MIN_C): F(2x2) there. */
 TEST(chooser_picks) {
   struct { int64_t C, H; const char *want; } layers[] = {
-      {64, 56, WG4}, {128, 28, WG4}, {256, 14, WG4}, {512, 7, WG2}};
+      {64, 56, WG4}, {128, 28, WG4}, {256, 14, WG4}, {512, 7, WG2}, {32, 77, WG2}};
   for (size_t i = 0; i < RLX_COUNTOF(layers); i++)
     for (int threads = 1; threads <= 2; threads++) {
       int64_t C = layers[i].C, H = layers[i].H;
