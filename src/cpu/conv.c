@@ -1,14 +1,9 @@
 /*
- * conv.c — the fast f32 convolution (1-D and 2-D, not transposed):
- *
- *   out[b, g] [Og, OH*OW] = W_g [Og, Cg*kh*kw] @ cols [Cg*kh*kw, OH*OW]
- *
- * The weights are the sgemm's A operand, packed once at compile time. The
- * columns are never materialized: the sgemm's B packer reads each panel
- * straight from the image (implicit im2col), or from the input itself for a
- * 1x1 kernel with stride 1 and no padding. Bias, the fused residual and the
- * fused activation run in the sgemm's epilogue on each block while it is in
- * cache. Depthwise convolutions (one channel per group) run directly.
+ * conv.c — the fast f32 convolution (1-D and 2-D, not transposed): the
+ * geometry, the choice of kernel (rlx_cpu_try_conv: a cost model among the
+ * sgemm ways of conv_gemm.c and the Winograd F(2x2) here and F(4x4) of
+ * conv_wg4.c), the stride phase planes, depthwise convolutions (one channel
+ * per group, run directly) and Winograd F(2x2, 3x3).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -41,20 +36,17 @@ bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_te
   return geo_of(&n->p.conv, &xs, &ws, &ys, c);
 }
 
-static bool direct(const conv_geo *c) {
+bool rlx_conv_direct(const conv_geo *c) {
   return c->kh == 1 && c->kw == 1 && c->sh == 1 && c->sw == 1 && c->ph == 0 && c->pw == 0;
 }
 
 /* ---- stride phase planes (depthwise and strided im2col) ---- */
 
-typedef struct dw_geo {
-  int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
-} dw_geo;
 
 #define DW_TAPS_MAX 64
 
 /* Depthwise with equal strides only (the phase planes are square); others take the GEMM path. */
-static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
+bool rlx_conv_phase_geo(const conv_geo *c, dw_geo *d) {
   if (c->sh != c->sw || c->sh < 1 || c->sh > 4) return false;
   int64_t s = c->sh;
   *d = (dw_geo){s, c->OH + (c->kh - 1) * c->dh / s, c->OW + (c->kw - 1) * c->dw / s, 0};
@@ -63,7 +55,7 @@ static bool dw_geo_of(const conv_geo *c, dw_geo *d) {
 }
 
 /* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
-RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
+RLX_VEC_CLONES static void phase_plane(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d,
                                     int64_t rp, int64_t cp) {
   int64_t s = d->s, QW = d->QW;
   /* the columns q whose source column lies inside the image: [q0, q1) */
@@ -88,222 +80,10 @@ RLX_VEC_CLONES static void dw_phase(float *restrict dst, const float *restrict x
   }
 }
 
-/* ---- implicit im2col: one B panel from the image ----
- *
- * A panel is at most a few dozen output pixels: it is first cut into
- * segments, one per output row it touches (pixel -> (oy, ox) divisions
- * once per panel, not per element); each row k of the panel (input channel,
- * kernel tap) then copies one input-row run per segment, with the zero
- * padding split off the ends so the copy itself has no bounds checks. */
-
-#define IM2COL_TAPS_MAX 256
-
-typedef struct im2col_src {
-  const conv_geo *c;
-  const float *x; /* the group's first input channel */
-  /* strided convolutions: the group's channels as stride phase planes (padding included), and
-   * each tap's offset in a channel's planes; NULL: read x with bounds checks */
-  const float *phases;
-  const dw_geo *d;
-  int64_t chan_floats; /* floats per channel in phases */
-  int64_t tap_off[IM2COL_TAPS_MAX];
-} im2col_src;
-
-typedef struct im2col_seg {
-  int64_t oy, ox, run, off; /* output row, first column, length, offset in the panel row */
-} im2col_seg;
-
-#define IM2COL_SEGS 64
-
-static inline void copy_run(float *restrict d, const float *restrict s, int64_t n) {
-  for (int64_t e = 0; e < n; e++) d[e] = s[e];
-}
-
-static inline void zero_run(float *d, int64_t n) {
-  for (int64_t e = 0; e < n; e++) d[e] = 0.0f;
-}
-
-RLX_VEC_CLONES static void pack_im2col_part(const im2col_src *s, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
-                                            int nr, float *dst) {
-  const conv_geo *c = s->c;
-  im2col_seg seg[IM2COL_SEGS];
-  int nseg = 0;
-  for (int64_t col = 0; col < cols; nseg++) {
-    int64_t pix = j0 + col, oy = pix / c->OW, ox = pix % c->OW, run = RLX_MIN(cols - col, c->OW - ox);
-    seg[nseg] = (im2col_seg){oy, ox, run, col};
-    col += run;
-  }
-  int64_t khw = c->kh * c->kw, plane = c->H * c->W;
-  int64_t ch = k0 / khw, ki = (k0 % khw) / c->kw, kj = k0 % c->kw;
-  if (s->phases) { /* every row a set of plain runs: the padding is in the planes */
-    int64_t t = k0 % khw, QW = s->d->QW;
-    const float *chan = s->phases + ch * s->chan_floats;
-    for (int64_t k = 0; k < kc; k++, dst += nr) {
-      const float *base = chan + s->tap_off[t];
-      for (int q = 0; q < nseg; q++) copy_run(dst + seg[q].off, base + seg[q].oy * QW + seg[q].ox, seg[q].run);
-      zero_run(dst + cols, nr - cols);
-      if (++t == khw) t = 0, chan += s->chan_floats;
-    }
-    return;
-  }
-  for (int64_t k = 0; k < kc; k++, dst += nr) {
-    const float *xc = s->x + ch * plane;
-    int64_t iy0 = ki * c->dh - c->ph, ix0 = kj * c->dw - c->pw;
-    for (int q = 0; q < nseg; q++) {
-      const im2col_seg *g = &seg[q];
-      float *d = dst + g->off;
-      int64_t iy = g->oy * c->sh + iy0, ix = g->ox * c->sw + ix0;
-      if (iy < 0 || iy >= c->H) {
-        zero_run(d, g->run);
-        continue;
-      }
-      const float *row = xc + iy * c->W;
-      if (c->sw == 1) {
-        int64_t lo = RLX_MIN(RLX_MAX(-ix, 0), g->run), hi = RLX_MAX(RLX_MIN(c->W - ix, g->run), lo);
-        zero_run(d, lo);
-        if (hi > lo) copy_run(d + lo, row + ix + lo, hi - lo);
-        zero_run(d + hi, g->run - hi);
-      } else {
-        for (int64_t e = 0; e < g->run; e++, ix += c->sw) d[e] = (ix >= 0 && ix < c->W) ? row[ix] : 0.0f;
-      }
-    }
-    zero_run(dst + cols, nr - cols);
-    if (++kj == c->kw) { /* the next tap, then the next kernel row, then the next channel */
-      kj = 0;
-      if (++ki == c->kh) ki = 0, ch++;
-    }
-  }
-}
-
-/* a panel has at most NR columns, so one segment table holds it */
-#define RLX_X_(name, mr, nr) _Static_assert(nr <= IM2COL_SEGS, "im2col segment table smaller than the " #name " panel");
-RLX_SGEMM_ISA_LIST(RLX_X_)
-#undef RLX_X_
-
-static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
-  pack_im2col_part(ctx, k0, kc, j0, cols, nr, dst);
-}
-
-/* ---- strided convolutions: im2col from stride phase planes ----
- *
- * With stride s > 1 the image columns a kernel tap reads are s apart. The
- * group's channels are first copied into the phase planes the taps use
- * (dw_phase: padding included), so every im2col row is a few plain runs, as
- * for stride 1, with no bounds checks. */
-
-typedef struct phase_job {
-  const conv_geo *c;
-  dw_geo d;
-  const float *x;
-  float *dst;
-  int64_t planes;       /* phases in use */
-  int8_t used[16];      /* phase (rp*s + cp) -> its slot among the planes in use, or -1 */
-} phase_job;
-
-static bool phased(const conv_geo *c, dw_geo *d) {
-  return c->sh > 1 && c->kh * c->kw <= IM2COL_TAPS_MAX && !direct(c) && dw_geo_of(c, d);
-}
-
-/* Marks the phases some tap reads; returns how many. */
-static int64_t phase_planes_used(const conv_geo *c, const dw_geo *d, int8_t used[16]) {
-  int64_t s = d->s, n = 0;
-  for (int i = 0; i < 16; i++) used[i] = -1;
-  for (int64_t ki = 0; ki < c->kh; ki++)
-    for (int64_t kj = 0; kj < c->kw; kj++) {
-      int64_t ph = ((ki * c->dh) % s) * s + (kj * c->dw) % s;
-      if (used[ph] < 0) used[ph] = (int8_t)n++;
-    }
-  return n;
-}
-
-static void phase_taps(const conv_geo *c, const dw_geo *d, const int8_t used[16], int64_t *tap_off) {
-  int64_t s = d->s, pq = d->QH * d->QW;
-  for (int64_t t = 0; t < c->kh * c->kw; t++) {
-    int64_t ry = (t / c->kw) * c->dh, rx = (t % c->kw) * c->dw;
-    tap_off[t] = used[(ry % s) * s + rx % s] * pq + (ry / s) * d->QW + rx / s;
-  }
-}
-
-static size_t phases_bytes(const conv_geo *c) {
-  dw_geo d;
-  if (!phased(c, &d)) return 0;
-  int8_t used[16];
-  int64_t n = phase_planes_used(c, &d, used);
-  return ((size_t)((c->C / c->G) * n * d.QH * d.QW) * sizeof(float) + 63) & ~(size_t)63;
-}
-
-static void phase_task(void *ctx, int64_t ch, int worker) {
-  (void)worker;
-  const phase_job *j = ctx;
-  const conv_geo *c = j->c;
-  int64_t s = j->d.s, pq = j->d.QH * j->d.QW;
-  for (int64_t ph = 0; ph < s * s; ph++)
-    if (j->used[ph] >= 0)
-      dw_phase(j->dst + (ch * j->planes + j->used[ph]) * pq, j->x + ch * c->H * c->W, c, &j->d, ph / s, ph % s);
-}
-
-/* ---- the epilogue: bias per output channel, residual, activation ---- */
-
-typedef struct conv_ep {
-  const rlx_epilogue *ep;
-  const float *bias;     /* the group's first channel, or NULL */
-  const float *residual; /* laid out like C, or NULL */
-  const float *c0;       /* C's base, to locate the residual */
-} conv_ep;
-
-RLX_VEC_CLONES static void conv_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
-  const conv_ep *e = ctx;
-  for (int r = 0; r < m; r++) {
-    float *row = c + r * ldc;
-    if (e->bias) {
-      float b = e->bias[i0 + r];
-      for (int k = 0; k < n; k++) row[k] += b;
-    }
-    if (e->residual) {
-      const float *res = e->residual + (row - e->c0);
-      for (int k = 0; k < n; k++) row[k] += res[k];
-    }
-    if (e->ep->has_act) rlx_cpu_act_f32(&e->ep->act, row, n);
-  }
-  (void)j0;
-}
-
-static rlx_status conv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
-  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
-  conv_geo c;
-  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &c)) return rlx_errorf(RLX_ERR_INTERNAL, "conv geometry");
-  int64_t Cg = c.C / c.G, Og = c.O / c.G, Kd = Cg * c.kh * c.kw, osp = c.OH * c.OW, isp = c.H * c.W;
-  const float *wp = x->packed;
-  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd) / sizeof(float);
-  const rlx_epilogue *ep = &n->p.conv.ep;
-  bool need_ep = in[2].data || (n->n_in > 3 && in[3].data) || ep->has_act;
-  im2col_src src = {.c = &c};
-  phase_job pj = {.c = &c};
-  if (phased(&c, &pj.d)) { /* the planes go first in the scratch, the sgemm's after them */
-    pj.planes = phase_planes_used(&c, &pj.d, pj.used);
-    src.d = &pj.d, src.chan_floats = pj.planes * pj.d.QH * pj.d.QW;
-    src.phases = pj.dst = (float *)x->scratch;
-    phase_taps(&c, &pj.d, pj.used, src.tap_off);
-  }
-  char *gemm_scratch = x->scratch + phases_bytes(&c);
-  for (int64_t b = 0; b < c.N; b++)
-    for (int64_t gi = 0; gi < c.G; gi++) {
-      const float *xg = (const float *)in[0].data + (b * c.C + gi * Cg) * isp;
-      float *C = (float *)out[0].data + (b * c.O + gi * Og) * osp;
-      src.x = xg;
-      if (src.phases) {
-        pj.x = xg;
-        rlx_parallel_for(Cg * pj.planes >= 8 ? x->tp : NULL, Cg, phase_task, &pj);
-      }
-      conv_ep e = {ep, in[2].data ? (const float *)in[2].data + gi * Og : NULL,
-                   n->n_in > 3 && in[3].data ? (const float *)in[3].data + (b * c.O + gi * Og) * osp : NULL, C};
-      rlx_sgemm_args a = {.M = Og, .N = osp, .K = Kd, .a_packed = wp + gi * wgroup, .C = C, .ldc = osp,
-                          .epilogue = need_ep ? conv_epilogue : NULL, .epilogue_ctx = &e};
-      if (direct(&c)) a.B = xg, a.ldb = osp;
-      else a.pack_b = pack_im2col, a.pack_ctx = &src;
-      rlx_sgemm_ex(x->tp, &a, gemm_scratch);
-    }
-  return RLX_OK;
+/* (a plain function in front of the target clones, whose resolver would be exported from the library) */
+void rlx_conv_phase_plane(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d, int64_t rp,
+                          int64_t cp) {
+  phase_plane(dst, x, c, d, rp, cp);
 }
 
 /* ---- depthwise (one input and one output channel per group) ----
@@ -393,7 +173,7 @@ static void dw_plane(void *ctx, int64_t plane, int worker) {
   float *y = j->y + plane * c->OH * c->OW;
   float *Q = (float *)(j->scratch + j->worker_bytes * (size_t)worker), *acc = Q + s * s * pq;
   for (int64_t rp = 0; rp < s; rp++)
-    for (int64_t cp = 0; cp < s; cp++) dw_phase(Q + (rp * s + cp) * pq, x, c, d, rp, cp);
+    for (int64_t cp = 0; cp < s; cp++) rlx_conv_phase_plane(Q + (rp * s + cp) * pq, x, c, d, rp, cp);
   const float *src[9];
   for (int64_t t = 0; t < khw; t++) {
     const float *tap = Q + (khw <= DW_TAPS_MAX ? j->tap_off[t] : dw_tap_offset(c, d, t));
@@ -413,7 +193,7 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
   dw_job j = {.x = in[0].data, .w = in[1].data, .bias = in[2].data, .y = out[0].data, .ep = &n->p.conv.ep,
               .scratch = x->scratch};
-  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c) || !dw_geo_of(&j.c, &j.d))
+  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c) || !rlx_conv_phase_geo(&j.c, &j.d))
     return rlx_errorf(RLX_ERR_INTERNAL, "depthwise conv geometry");
   j.res = n->n_in > 3 ? in[3].data : NULL;
   j.worker_bytes = dw_worker_bytes(&j.c, &j.d);
@@ -632,7 +412,7 @@ static bool node_geo(const rlx_graph *g, const rlx_node *n, conv_geo *c) {
 static size_t dw_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   conv_geo c;
   dw_geo d;
-  if (!node_geo(g, n, &c) || !dw_geo_of(&c, &d)) return SIZE_MAX;
+  if (!node_geo(g, n, &c) || !rlx_conv_phase_geo(&c, &d)) return SIZE_MAX;
   return dw_worker_bytes(&c, &d) * (size_t)(threads > 0 ? threads : 1);
 }
 
@@ -648,25 +428,15 @@ static size_t wg_scratch_for(const rlx_graph *g, const rlx_node *n, int threads)
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   conv_geo c;
   if (!node_geo(g, n, &c)) return SIZE_MAX;
-  return phases_bytes(&c) + rlx_sgemm_scratch(threads);
+  return rlx_conv_gemm_scratch(&c, threads);
 }
 
-/* The direct sgemm path's weights: per group a row-major [Og, Kd], packed as
- * the sgemm's A, at dst (gemm_packed_bytes). */
-static size_t gemm_packed_bytes(const conv_geo *c) {
-  return rlx_sgemm_packed_a_size(c->O / c->G, (c->C / c->G) * c->kh * c->kw) * (size_t)c->G;
-}
-static void gemm_pack(const conv_geo *c, const float *w, void *dst) {
-  int64_t Og = c->O / c->G, Kd = (c->C / c->G) * c->kh * c->kw;
-  size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd);
-  for (int64_t gi = 0; gi < c->G; gi++) /* weights [O, Cg, kh, kw] */
-    rlx_sgemm_pack_a(Og, Kd, w + gi * Og * Kd, Kd, (float *)((char *)dst + wgroup * (size_t)gi));
-}
 static size_t wg_packed_bytes(const conv_geo *c) { return 16 * rlx_sgemm_packed_a_size(c->O, c->C); }
 
-static const char *gemm_name(const conv_geo *c) {
-  dw_geo pd;
-  return direct(c) ? "f32_conv_1x1_sgemm" : phased(c, &pd) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
+static size_t pix_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  conv_geo c;
+  if (!node_geo(g, n, &c)) return SIZE_MAX;
+  return rlx_conv_pix_scratch(&c, threads);
 }
 
 /* ---- a dynamic 3x3 conv whose image size decides: Winograd where the
@@ -685,7 +455,7 @@ static rlx_status auto_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   if (auto_wg_at(&c)) return wg_run(n, in, out, x);
   rlx_exec g = *x;
   g.packed = (const char *)x->packed + wg_packed_bytes(&c);
-  return conv_run(n, in, out, &g);
+  return rlx_conv_gemm_run(n, in, out, &g);
 }
 
 static size_t auto_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
@@ -697,7 +467,7 @@ static size_t auto_scratch_for(const rlx_graph *g, const rlx_node *n, int thread
 static const char *auto_name_for(const rlx_graph *g, const rlx_node *n) {
   conv_geo c;
   if (!node_geo(g, n, &c)) return "f32_conv_winograd_or_sgemm";
-  return auto_wg_at(&c) ? "f32_conv_winograd_2x2_3x3" : gemm_name(&c);
+  return auto_wg_at(&c) ? "f32_conv_winograd_2x2_3x3" : rlx_conv_gemm_name(&c);
 }
 
 /* Whether Winograd is worth it at the smallest and at the largest output
@@ -830,7 +600,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
       (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
     return RLX_OK;
   dw_geo d;
-  if (c.G == c.C && c.O == c.C && c.G > 1 && dw_geo_of(&c, &d)) { /* depthwise */
+  if (c.G == c.C && c.O == c.C && c.G > 1 && rlx_conv_phase_geo(&c, &d)) { /* depthwise */
     k->run = dw_run, k->fast = true, k->name = "f32_conv_depthwise";
     k->scratch_for = dw_scratch_for;
     k->scratch = dw_scratch_for(g, n, threads);
@@ -854,10 +624,10 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     return RLX_OK;
   }
   if (wg_lo != wg_hi) { /* the bindings disagree: keep both */
-    if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c) + gemm_packed_bytes(&c))))
+    if (!(k->packed = rlx_aligned_alloc(wg_packed_bytes(&c) + rlx_conv_gemm_packed_bytes(&c))))
       return pack_oom(n);
     if (!wg_pack_into(&c, wv->data, k->packed)) return pack_oom(n);
-    gemm_pack(&c, wv->data, (char *)k->packed + wg_packed_bytes(&c));
+    rlx_conv_gemm_pack(&c, wv->data, (char *)k->packed + wg_packed_bytes(&c));
     k->run = auto_run, k->fast = true, k->name = "f32_conv_winograd_or_sgemm";
     k->scratch_for = auto_scratch_for, k->name_for = auto_name_for;
     k->scratch = auto_scratch_for(g, n, threads);
@@ -872,9 +642,17 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     k->scratch = wg_scratch_for(g, n, threads);
     return RLX_OK;
   }
-  if (!(k->packed = rlx_aligned_alloc(gemm_packed_bytes(&c)))) return pack_oom(n);
-  gemm_pack(&c, wv->data, k->packed);
-  k->run = conv_run, k->fast = true, k->name = gemm_name(&c);
+  if ((!sym || spatial_fixed(sym, n)) && rlx_conv_pix_pick(&c)) {
+    if (!(k->packed = rlx_aligned_alloc(rlx_conv_pix_packed_bytes(&c)))) return pack_oom(n);
+    rlx_conv_pix_pack(&c, wv->data, k->packed);
+    k->run = rlx_conv_pix_run, k->fast = true, k->name = "f32_conv_pixel_sgemm";
+    k->scratch_for = pix_scratch_for;
+    k->scratch = pix_scratch_for(g, n, threads);
+    return RLX_OK;
+  }
+  if (!(k->packed = rlx_aligned_alloc(rlx_conv_gemm_packed_bytes(&c)))) return pack_oom(n);
+  rlx_conv_gemm_pack(&c, wv->data, k->packed);
+  k->run = rlx_conv_gemm_run, k->fast = true, k->name = rlx_conv_gemm_name(&c);
   k->scratch_for = gemm_scratch_for;
   k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;

@@ -1,7 +1,8 @@
 /*
  * conv.h — what the NCHW f32 convolution kernels share: the geometry of a
- * node (conv.c computes it and chooses the kernel) and the Winograd
- * F(4x4, 3x3) kernel of conv_wg4.c.
+ * node (conv.c computes it and chooses the kernel), the stride phase planes,
+ * the sgemm convolutions of conv_gemm.c and the Winograd F(4x4, 3x3) kernel
+ * of conv_wg4.c.
  */
 #ifndef RLX_CPU_CONV_H
 #define RLX_CPU_CONV_H
@@ -15,6 +16,38 @@ typedef struct conv_geo {
 
 /* The geometry of a conv node at the shapes of its views, or false. */
 bool rlx_cpu_conv_geo(const rlx_node *n, const rlx_tensor_view *in, const rlx_tensor_view *out, conv_geo *c);
+
+/* Whether the conv is a plain product over the input: 1x1, stride 1, no padding. */
+bool rlx_conv_direct(const conv_geo *c);
+
+/* ---- stride phase planes (depthwise and strided im2col) ---- */
+
+typedef struct dw_geo {
+  int64_t s, QH, QW, L; /* phases per axis (the stride), phase plane size, flat outputs computed */
+} dw_geo;
+
+/* The phase planes of a conv with equal strides (1 to 4), or false. */
+bool rlx_conv_phase_geo(const conv_geo *c, dw_geo *d);
+/* One phase plane: dst[r][q] = x[(r*s + rp) - ph][(q*s + cp) - pw], zero outside. */
+void rlx_conv_phase_plane(float *restrict dst, const float *restrict x, const conv_geo *c, const dw_geo *d, int64_t rp,
+                          int64_t cp);
+
+/* ---- one sgemm per image and group (conv_gemm.c) ----
+ *
+ * Channel-major: the weights packed as A (rlx_conv_gemm_pack), B panels from
+ * the image; pixel-major: B the weights (rlx_conv_pix_pack), A panels from
+ * the image, for images that pad the channel-major product's columns;
+ * rlx_conv_pix_pick says where it wins. The runs are rlx_kernel_fn's. */
+size_t rlx_conv_gemm_packed_bytes(const conv_geo *c);
+void rlx_conv_gemm_pack(const conv_geo *c, const float *w, void *dst);
+size_t rlx_conv_gemm_scratch(const conv_geo *c, int threads);
+const char *rlx_conv_gemm_name(const conv_geo *c);
+rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x);
+size_t rlx_conv_pix_packed_bytes(const conv_geo *c);
+void rlx_conv_pix_pack(const conv_geo *c, const float *w, void *dst);
+size_t rlx_conv_pix_scratch(const conv_geo *c, int threads);
+bool rlx_conv_pix_pick(const conv_geo *c);
+rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x);
 
 /* ---- shared by the Winograd kernels (conv_wg4.c) ---- */
 

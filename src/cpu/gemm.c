@@ -295,8 +295,13 @@ static void pack_a_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const gemm_job *j = ctx;
   int64_t kblocks = (j->K + KC - 1) / KC, i0 = t / kblocks * j->mc, p0 = t % kblocks * KC;
-  pack_a(j->isa->mr, j->A + i0 * j->lda + p0, j->lda, RLX_MIN(j->mc, j->M - i0), RLX_MIN(KC, j->K - p0),
-         j->a_fill + packed_a_offset(j->isa, j->M, j->K, i0, p0));
+  int64_t mc = RLX_MIN(j->mc, j->M - i0), kc = RLX_MIN(KC, j->K - p0);
+  float *dst = j->a_fill + packed_a_offset(j->isa, j->M, j->K, i0, p0);
+  int mr = j->isa->mr;
+  if (j->pack_a)
+    for (int64_t i = 0; i < mc; i += mr) j->pack_a(j->pack_a_ctx, i0 + i, (int)RLX_MIN(mr, mc - i), p0, kc, mr, dst + i * kc);
+  else
+    pack_a(mr, j->A + i0 * j->lda + p0, j->lda, mc, kc, dst);
 }
 
 static void compute_task(void *ctx, int64_t t, int worker) {
@@ -393,8 +398,11 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
    * parallel, into the B block's scratch (unused over prepacked B) where it
    * fits. Not where A in place serves (few panels a task). */
   int64_t all_panels = (N + isa->nr - 1) / isa->nr;
-  if (prepacked && !a->a_packed && !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M &&
-      (threads > 1 || N > NC) && all_panels > A_INPLACE_PANELS * (int64_t)threads &&
+  /* The same for A packed by a callback (a pixel-major conv's im2col rows), whose tasks are split by columns
+   * even at one thread (two per thread): resnet's 7x7 3x3 convs packed their 4608 x 49 im2col rows twice. */
+  bool plain_a = !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M && (threads > 1 || N > NC) &&
+                 all_panels > A_INPLACE_PANELS * (int64_t)threads;
+  if (prepacked && !a->a_packed && (a->pack_a || plain_a) &&
       (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= b_block_bytes()) {
     j.a_fill = (float *)base;
     int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
@@ -539,4 +547,13 @@ void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const
   rlx_sgemm_args a = {.M = M, .N = N, .K = K, .A = A, .lda = lda, .a_packed = a_packed, .B = B, .ldb = ldb,
                       .trans_b = trans_b, .b_packed = b_packed, .C = C, .ldc = ldc};
   run(rlx_sgemm_active(), tp, &a, scratch);
+}
+
+void rlx_f32_transpose(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd, bool add) {
+  if (!strcmp(rlx_sgemm_active()->name, "avx512")) {
+    rlx_f32_transpose__avx512(src, lds, rows, cols, dst, ldd, add);
+    return;
+  }
+  for (int64_t j = 0; j < cols; j++)
+    for (int64_t r = 0; r < rows; r++) dst[j * ldd + r] = (add ? dst[j * ldd + r] : 0.0f) + src[r * lds + j];
 }

@@ -133,4 +133,16 @@ void rlx_sgemm_with(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, int
                     const float *A, int64_t lda, const float *B, int64_t ldb, bool trans_b, float *C,
                     int64_t ldc, void *scratch);
 
+/* dst[j * ldd + r] (+)= src[r * lds + j] for r < rows, j < cols (add: accumulate): a
+ * [rows, cols] block written transposed; AVX-512 register tiles where the CPU
+ * has them. */
+void rlx_f32_transpose(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd, bool add);
+void rlx_f32_transpose__avx512(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd,
+                               bool add);
+
+/* dst[k * mr + r] = chan_k[tap_off[t_k] + poff[r]] (r < rows, zero to mr <= 16): an A panel gathered from tap
+ * planes, the tap advancing from t and wrapping at taps onto the next channel (chan_floats on). AVX-512 only. */
+void rlx_f32_pack_taps__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps, int64_t t,
+                               int64_t kc, const int32_t *poff, int rows, int mr, float *dst);
+
 #endif

@@ -226,3 +226,74 @@ void rlx_f32_gemm_skinny__avx512_16(int64_t K, const float *a, int64_t lda, cons
     _mm512_mask_storeu_ps(ci, k0, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k0, ci), v) : v);
   }
 }
+
+/* dst[j * ldd + r] (+)= src[r * lds + j] for r < rows, j < cols: 16x16
+ * tiles transposed in registers (unpack pairs of rows, then pairs of
+ * pairs, then 128-bit lanes across the four groups), stored with the
+ * row mask. The pixel-major conv's epilogue (conv.c), which turns its
+ * [pixels, channels] blocks into NCHW. */
+void rlx_f32_transpose__avx512(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd,
+                               bool add) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+    __mmask16 km = (__mmask16)(rn == 16 ? 0xffff : (1u << rn) - 1);
+    for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+      int64_t jn = cols - j0 < 16 ? cols - j0 : 16;
+      __mmask16 kn = (__mmask16)(jn == 16 ? 0xffff : (1u << jn) - 1);
+      __m512 r[16], a[16], b[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = i < rn ? _mm512_maskz_loadu_ps(kn, src + (r0 + i) * lds + j0) : _mm512_setzero_ps();
+      for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+      }
+      for (int i = 0; i < 4; i++) {
+        __m512d a0 = _mm512_castps_pd(a[4 * i]), a1 = _mm512_castps_pd(a[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(a[4 * i + 2]), a3 = _mm512_castps_pd(a[4 * i + 3]);
+        b[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        b[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        b[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        b[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+      }
+      for (int k = 0; k < 4; k++) { /* b[4g + k], 128-bit lane L: column 4L + k of rows 4g .. 4g + 3 */
+        __m512 c0 = _mm512_shuffle_f32x4(b[k], b[4 + k], 0x88), c1 = _mm512_shuffle_f32x4(b[k], b[4 + k], 0xdd);
+        __m512 d0 = _mm512_shuffle_f32x4(b[8 + k], b[12 + k], 0x88), d1 = _mm512_shuffle_f32x4(b[8 + k], b[12 + k], 0xdd);
+        __m512 t[4] = {_mm512_shuffle_f32x4(c0, d0, 0x88), _mm512_shuffle_f32x4(c1, d1, 0x88),
+                       _mm512_shuffle_f32x4(c0, d0, 0xdd), _mm512_shuffle_f32x4(c1, d1, 0xdd)};
+        for (int L = 0; L < 4; L++) {
+          int64_t j = 4 * L + k;
+          if (j >= jn) continue;
+          float *p = dst + (j0 + j) * ldd + r0;
+          __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(km, p), t[L]) : t[L];
+          _mm512_mask_storeu_ps(p, km, v);
+        }
+      }
+    }
+  }
+}
+
+/* An A panel gathered from tap planes: dst[k * mr + r] = chan_k[tap_off[t_k] + poff[r]] for r < rows (0 up to
+ * mr <= 16), k < kc, starting at tap t of the channel at chan; t wraps at taps, moving chan on by chan_floats.
+ * The pixel-major conv's im2col rows (conv_gemm.c): 12 pixels are a few runs of consecutive offsets (image
+ * rows), so each k is one masked load per run, shifted so lane r reads its own offset (the masked-off lanes
+ * of a shifted load do not fault), instead of a gather (about 60 cycles each here). */
+void rlx_f32_pack_taps__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps, int64_t t,
+                               int64_t kc, const int32_t *poff, int rows, int mr, float *dst) {
+  __mmask16 km = (__mmask16)((1u << mr) - 1), seg_mask[16];
+  int64_t seg_off[16];
+  int nseg = 0;
+  for (int r = 0; r < rows;) {
+    int e = r + 1;
+    while (e < rows && poff[e] == poff[e - 1] + 1) e++;
+    seg_mask[nseg] = (__mmask16)(((1u << e) - 1) & ~((1u << r) - 1));
+    seg_off[nseg++] = (int64_t)poff[r] - r;
+    r = e;
+  }
+  for (int64_t k = 0; k < kc; k++, dst += mr) {
+    const float *base = chan + tap_off[t];
+    __m512 v = _mm512_setzero_ps();
+    for (int q = 0; q < nseg; q++) v = _mm512_mask_loadu_ps(v, seg_mask[q], base + seg_off[q]);
+    _mm512_mask_storeu_ps(dst, km, v);
+    if (++t == taps) t = 0, chan += chan_floats;
+  }
+}
