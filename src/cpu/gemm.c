@@ -398,11 +398,13 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
    * parallel, into the B block's scratch (unused over prepacked B) where it
    * fits. Not where A in place serves (few panels a task). */
   int64_t all_panels = (N + isa->nr - 1) / isa->nr;
-  /* The same for A packed by a callback (a pixel-major conv's im2col rows), whose tasks are split by columns
-   * even at one thread (two per thread): resnet's 7x7 3x3 convs packed their 4608 x 49 im2col rows twice. */
+  /* The same for A packed by a callback (a conv's im2col rows) where tasks would share row blocks: fewer row
+   * blocks than two per thread split the columns (resnet's 7x7 convs, pixel-major, packed their 4608 x 49
+   * im2col rows twice at one thread), as does more than one column block. */
   bool plain_a = !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M && (threads > 1 || N > NC) &&
                  all_panels > A_INPLACE_PANELS * (int64_t)threads;
-  if (prepacked && !a->a_packed && (a->pack_a || plain_a) &&
+  bool callback_a = a->pack_a && (j.mtiles < 2 * (int64_t)threads || N > NC) && all_panels > 1;
+  if (prepacked && !a->a_packed && (callback_a || plain_a) &&
       (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= b_block_bytes()) {
     j.a_fill = (float *)base;
     int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
