@@ -71,6 +71,16 @@ const char *rlx_lower_registry_name(int i);
 /* The registered handler for an op string ("aten.add.Tensor",
  * "transformers.grouped_mm_fallback.default"), or NULL. */
 rlx_lower_fn rlx_lower_find(const char *op);
+/* A registry entry (aten_ops.def), and the one for an op string, or NULL. */
+typedef struct rlx_lower_entry {
+  const char *name; /* "aten.add", "transformers.grouped_mm_fallback": namespace.base */
+  rlx_lower_fn fn;
+  bool dynamic;     /* the handler lowers symbolic shapes and sizes (RLX_ATEN_DYN) */
+} rlx_lower_entry;
+const rlx_lower_entry *rlx_lower_find_entry(const char *op);
+/* The lowering in progress on this thread (set by the driver), which the
+ * argument readers' messages describe symbolic scalars from. */
+extern _Thread_local rlx_lower *lw_note;
 
 /* ---- helpers for handlers ---- */
 
@@ -201,6 +211,10 @@ rlx_status lw_fill_value(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const cha
 /* The fill value as a rank-0 constant of dtype t (-1 on error). */
 int32_t lw_fill_scalar(rlx_lower *lw, const rlx_arg *a, rlx_dtype t, const char *what);
 
+/* Checks value v, output k of a node, against the type torch recorded (t;
+ * NULL: none, anything goes): same dtype, and dims that agree (a complex t
+ * means its real pairs). */
+rlx_status lw_check_type(rlx_lower *lw, int k, const rlx_value *v, const rlx_tinfo *t);
 /* Binds the node's (single) result, checking it against the recorded type. */
 rlx_status lw_bind(rlx_lower *lw, const rlx_aten_node *n, int32_t v);
 /* Binds result k of a multi-output node (v = -1: not computed). */
