@@ -1,15 +1,17 @@
 /*
  * bench_conv.c — the f32 NCHW convolution kernels on the layers of
- * resnet18/50 (batch 1, random data), each way the chooser can run a 3x3
- * stride-1 layer (RLX_WINOGRAD=0, 2, 4: the implicit-GEMM sgemm, Winograd
- * F(2x2, 3x3), F(4x4, 3x3)) and the way it picks by itself, interleaved
- * round by round; prints per layer the median and minimum ms over rounds,
- * GFLOP/s of the direct product (2 * O * C * 9 * OH * OW), parallel regions
- * per run and the kernel's name. At one thread the times are the thread's CPU
- * time, else wall time. Numbers, not assertions.
+ * resnet18/50 (batch 1, random data), each way the chooser can run a layer
+ * (cm: the channel-major implicit-GEMM sgemm, RLX_WINOGRAD=0 RLX_CONV_PIX=0;
+ * pm: the pixel-major one, RLX_CONV_PIX=1; 2 and 4: Winograd F(2x2, 3x3) and
+ * F(4x4, 3x3) on 3x3 stride-1 layers) and the way it picks by itself
+ * (auto), interleaved round by round; prints per layer the median and
+ * minimum ms over rounds, GFLOP/s of the direct product (2 * O * C * kh * kw
+ * * OH * OW), parallel regions per run and the kernel's name. At one thread
+ * the times are the thread's CPU time, else wall time. Numbers, not
+ * assertions.
  *
  *   bench_conv [threads] [rounds] [layer] [way]   (layer: an index into the table, else all;
- *                                                 way: auto, 0, 2 or 4, else all)
+ *                                                 way: auto, cm, pm, 2 or 4, else all)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,10 +46,19 @@ static const layer layers[] = {
     {256, 14, 14, 512, 3, 2, 1}, {128, 56, 56, 128, 3, 2, 1}, {512, 14, 14, 512, 3, 2, 1},
     {64, 56, 56, 128, 1, 2, 0},  {256, 14, 14, 512, 1, 2, 0}, {1024, 14, 14, 2048, 1, 2, 0},
     {1024, 14, 14, 512, 1, 1, 0}, {2048, 7, 7, 512, 1, 1, 0}, {512, 7, 7, 2048, 1, 1, 0},
+    {64, 56, 56, 256, 1, 1, 0},  {256, 56, 56, 64, 1, 1, 0},  {128, 28, 28, 512, 1, 1, 0},
+    {512, 28, 28, 128, 1, 1, 0}, {256, 14, 14, 1024, 1, 1, 0}, {1024, 14, 14, 256, 1, 1, 0},
 };
 
-#define WAYS 4
-static const char *way_env[WAYS] = {"auto", "0", "2", "4"};
+#define WAYS 5
+static const char *way_name[WAYS] = {"auto", "cm", "pm", "2", "4"};
+/* RLX_WINOGRAD and RLX_CONV_PIX per way (NULL: unset) */
+static const char *way_wg[WAYS] = {NULL, "0", "0", "2", "4"}, *way_pix[WAYS] = {NULL, "0", "1", NULL, NULL};
+
+static void set_env(const char *name, const char *v) {
+  if (v) setenv(name, v, 1);
+  else unsetenv(name);
+}
 
 typedef struct prepared {
   rlx_kernel k;
@@ -91,20 +102,19 @@ int main(int argc, char **argv) {
     rlx_tensor_view out = rlx_value_view(&g.values[n->out[0]]);
     out.data = y;
     prepared pr[WAYS];
-    const char *saved = getenv("RLX_WINOGRAD");
     for (int v = 0; v < WAYS; v++) {
-      if (v == 0) unsetenv("RLX_WINOGRAD");
-      else setenv("RLX_WINOGRAD", way_env[v], 1);
+      set_env("RLX_WINOGRAD", way_wg[v]);
+      set_env("RLX_CONV_PIX", way_pix[v]);
       pr[v].k = (rlx_kernel){.name = "reference", .run = rlx_reference_kernel};
       pr[v].ok = rlx_cpu_select(&g, NULL, node, threads, &pr[v].k) == RLX_OK && pr[v].k.fast;
-      if (way && strcmp(way, way_env[v])) pr[v].ok = false;
+      if (way && strcmp(way, way_name[v])) pr[v].ok = false;
       pr[v].scratch = pr[v].ok ? aligned_alloc(64, (pr[v].k.scratch + 64) & ~(size_t)63) : NULL;
       /* a way that ends in the same kernel as an earlier one is not timed twice */
       for (int u = 1; u < v && pr[v].ok; u++)
         if (pr[u].ok && !strcmp(pr[u].k.name, pr[v].k.name)) pr[v].ok = false;
     }
-    if (saved) setenv("RLX_WINOGRAD", saved, 1);
-    else unsetenv("RLX_WINOGRAD");
+    set_env("RLX_WINOGRAD", NULL);
+    set_env("RLX_CONV_PIX", NULL);
     double t[WAYS][64];
     uint64_t regions[WAYS] = {0};
     int reps = (int)(2e8 / (2.0 * (double)(L->O * L->C * L->k * L->k * OH * OW)) + 1);
@@ -126,7 +136,7 @@ int main(int argc, char **argv) {
       if (!pr[v].ok) continue;
       qsort(t[v], (size_t)rounds, sizeof(double), cmp);
       double med = t[v][rounds / 2];
-      printf("  [%s] %s %.3f / %.3f ms %.0f GF/s %llu rg", way_env[v], pr[v].k.name + 9, med, t[v][0],
+      printf("  [%s] %s %.3f / %.3f ms %.0f GF/s %llu rg", way_name[v], pr[v].k.name + 9, med, t[v][0],
              flops / med * 1e-6, (unsigned long long)regions[v]);
     }
     printf("\n");

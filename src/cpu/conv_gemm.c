@@ -302,8 +302,13 @@ static void pack_pix_a(const void *ctx, int64_t i0, int rows, int64_t k0, int64_
 }
 
 static const rlx_sgemm_isa *pix_isa(const conv_geo *c) { return rlx_sgemm_isa_for(c->O / c->G); }
+/* C [OH*OW, Og]; then, for a 1x1 stride-1 conv on an image of at most RLX_SGEMM_SKINNY_M pixels (a
+ * squeeze-excite block's 1x1 image), A itself [OH*OW, Cg], transposed from the image so the sgemm's skinny
+ * kernel streams the weights once for all rows instead of padding them to a block. */
+static bool pix_skinny(const conv_geo *c) { return rlx_conv_direct(c) && c->OH * c->OW <= RLX_SGEMM_SKINNY_M; }
 static size_t pix_c_bytes(const conv_geo *c) {
-  return ((size_t)(c->OH * c->OW * (c->O / c->G)) * sizeof(float) + 63) & ~(size_t)63;
+  size_t a = pix_skinny(c) ? (size_t)(c->OH * c->OW * (c->C / c->G)) : 0;
+  return ((size_t)(c->OH * c->OW * (c->O / c->G)) * sizeof(float) + 63) / 64 * 64 + (a * sizeof(float) + 63) / 64 * 64;
 }
 
 rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
@@ -338,6 +343,11 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
       rlx_sgemm_args a = {.isa = isa, .M = osp, .N = Og, .K = Kd, .pack_a = pack_pix_a, .pack_a_ctx = &ps,
                           .b_packed = (const float *)x->packed + gi * wgroup, .C = cbuf, .ldc = Og,
                           .epilogue = pix_epilogue, .epilogue_ctx = &e};
+      if (pix_skinny(&c)) {
+        float *at = cbuf + (osp * Og + 15) / 16 * 16; /* pix_c_bytes' second part */
+        rlx_f32_transpose(xg, osp, Cg, osp, at, Cg, false);
+        a.pack_a = NULL, a.A = at, a.lda = Cg;
+      }
       rlx_sgemm_ex(x->tp, &a, gemm_scratch);
     }
   return RLX_OK;

@@ -5,7 +5,8 @@
  * kernel forced (RLX_CONV_PIX=1) so every geometry reaches it: 1x1 and
  * strided, grouped, dilated and padded convs, 1-D, one output channel,
  * channel counts off the 16/32-wide panels, images above one row block and
- * K above one K block, every epilogue (bias, residual, ReLU, ReLU6), NaN
+ * K above one K block, 1x1 convs on images of at most 4 pixels (the skinny
+ * kernel), every epilogue (bias, residual, ReLU, ReLU6), NaN
  * and Inf inputs, batch 2, on 1, 2 and 3 threads; every output must be
  * written. Then which way the chooser takes on resnet50's layers, and the
  * AVX-512 block transpose its epilogue uses against the plain loop.
@@ -142,7 +143,11 @@ TEST(forced_edges) {
       {"5x5 s3 p2, 17x16", 2, 1, 5, 17, 16, 9, 1, 5, 3, 2, 1, true, true, 0, 0},
       {"1x1 40x40 (several row blocks), K 300 (two K blocks), 100 out", 2, 1, 300, 40, 40, 100, 1, 1, 1, 0, 1, true, false, 1, 0},
       {"1-D, k 5 stride 2 pad 1", 1, 2, 6, 1, 50, 24, 1, 5, 2, 1, 1, true, true, 1, 0},
+      {"1x1 on a 1x1 image (squeeze-excite: the skinny kernel), 240 <- 64", 2, 1, 64, 1, 1, 240, 1, 1, 1, 0, 1, true, false, 1, 0},
+      {"1x1 on a 2x2 image, batch 2, groups 2, residual", 2, 2, 12, 2, 2, 40, 2, 1, 1, 0, 1, true, true, 0, 0},
+      {"1x1 on a 1x1 image, K 600 (three K blocks)", 2, 1, 600, 1, 1, 70, 1, 1, 1, 0, 1, false, false, 2, 0},
       {"NaN/Inf, 1x1 7x7", 2, 1, 20, 7, 7, 48, 1, 1, 1, 0, 1, true, false, 0, 37},
+      {"NaN/Inf, 1x1 on a 1x1 image", 2, 1, 40, 1, 1, 33, 1, 1, 1, 0, 1, true, false, 0, 7},
       {"NaN/Inf, 3x3 s2, residual+relu", 2, 1, 6, 13, 13, 40, 1, 3, 2, 1, 1, true, true, 1, 53},
   };
   for (size_t i = 0; i < RLX_COUNTOF(cases); i++)
@@ -166,6 +171,7 @@ TEST(chooser_picks) {
       {256, 14, 1024, 1, 1, NULL, "f32_conv_1x1_sgemm"},     /* layer3 conv3 */
       {128, 56, 128, 3, 2, NULL, "f32_conv_phased_sgemm"},   /* layer2 block 1 conv2 (28x28 out) */
       {512, 7, 2048, 1, 1, "0", "f32_conv_1x1_sgemm"},
+      {64, 1, 240, 1, 1, NULL, PIX},                         /* a squeeze-excite 1x1 conv on its 1x1 image */
   };
   if (strcmp(rlx_sgemm_active()->name, "avx512")) { /* the bars were measured with the AVX-512 kernels */
     printf("  chooser_picks: not an AVX-512 sgemm (%s), skipped\n", rlx_sgemm_active()->name);
