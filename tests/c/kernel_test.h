@@ -56,6 +56,12 @@ static inline rlx_shape kt_shape_(const int64_t *d, int rank) {
   return s;
 }
 
+/* A tensor of shape s holding 0, 1, ..., n-1 (a ramp), written into buf. */
+static inline tens ramp(rlx_dtype t, rlx_shape s, double *buf, int64_t n) {
+  for (int64_t i = 0; i < n; i++) buf[i] = (double)i;
+  return (tens){t, s, buf, NULL, n};
+}
+
 #define KT_MAX_IN 16
 
 typedef struct krun {

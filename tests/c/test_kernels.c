@@ -4,7 +4,8 @@
  * expected values were computed by hand or, where noted, with PyTorch 2.15
  * on the CPU (torch.nn.functional; f32 unless said otherwise). Each run also
  * exercises the op's shape inference; infer error cases are at the end of
- * each group. test_kernels_nn.c and test_kernels2.c cover the other ops.
+ * each group. test_kernels_nn.c, test_kernels_reduce.c and
+ * test_kernels_movement.c cover the other ops.
  */
 #include "kernel_test.h"
 

@@ -162,12 +162,6 @@ static rlx_params conv_params(int nd, int64_t stride, int64_t pad, int64_t dil, 
   return p;
 }
 
-/* values 0, 1, ..., n-1 (a ramp) */
-static tens ramp(rlx_dtype t, rlx_shape s, double *buf, int64_t n) {
-  for (int64_t i = 0; i < n; i++) buf[i] = (double)i;
-  return (tens){t, s, buf, NULL, n};
-}
-
 /* 3x3 ones kernel, padding 1 on the 4x4 ramp: each output is the sum of the
  * input's 3x3 neighbourhood, e.g. out[0,0] = 0+1+4+5 = 10, out[1,1] = 45. */
 TEST(conv2d_pad) {
