@@ -381,15 +381,15 @@ static int64_t rows_cost(int64_t M, const rlx_sgemm_isa *isa) {
   return (M + isa->mr - 1) / isa->mr * isa->mr;
 }
 /* Whether the pixel-major product pads enough less to pay for its
- * transposed epilogue (RLX_CONV_PIX=0 / 1 forces it off / on). The padded
- * tiles of the two products (the 12x16 kernel at ~0.87 of the 12x32's
- * rate) against a measured bar: resnet50 at one thread (docs/perf.md,
- * "Pixel-major convolutions"), a 1x1 conv gains where its image is 7x7
- * (52 against 64 columns: 0.81) and loses at 14x14 (196 against 224:
- * 0.875), where packing its A rows from NCHW costs more than the B panels
- * of the other way; a strided conv, whose panels both ways come from the
- * phase planes, gains at 14x14 too. */
-#define PIX_BAR_DIRECT 0.85
+ * transposed epilogue and its A rows (RLX_CONV_PIX=0 / 1 forces it off /
+ * on). The padded tiles of the two products (the 12x16 kernel at ~0.87 of
+ * the 12x32's rate) against measured bars (bench/bench_conv, resnet50 in
+ * the model; docs/perf.md, "Pixel-major convolutions"): a 1x1 conv gains at
+ * 7x7 (52 rows against 64 columns, 0.81) and 14x14 (196 against 224, 0.875:
+ * 3-9% in the model) and loses at 28x28 (0.98) and 56x56 (1.0), where its A
+ * rows, packed from NCHW, cost more than the other way's B panels; a conv
+ * packed from phase planes both ways gains from the same ratios. */
+#define PIX_BAR_DIRECT 0.90
 #define PIX_BAR_IM2COL 0.92
 bool rlx_conv_pix_pick(const conv_geo *c) {
   const char *force = getenv("RLX_CONV_PIX");

@@ -158,9 +158,9 @@ TEST(forced_edges) {
     }
 }
 
-/* The chooser on resnet50's sgemm layers (only the choice, no run): pixel-major for the 7x7 layers and the
- * strided 14x14 ones, channel-major where the image fills the panels or a 1x1 conv's A rows would cost more to
- * pack (14x14) — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. */
+/* The chooser on resnet50's sgemm layers (only the choice, no run): pixel-major for the 7x7 and 14x14 layers,
+ * channel-major where the image fills the panels (28x28 and up) — conv_gemm.c, rlx_conv_pix_pick;
+ * RLX_CONV_PIX=0 turns it off. */
 TEST(chooser_picks) {
   struct { int64_t C, H, O, k, s; const char *force, *want; } layers[] = {
       {512, 7, 2048, 1, 1, NULL, PIX},                       /* layer4 conv3 */
@@ -168,7 +168,8 @@ TEST(chooser_picks) {
       {1024, 14, 2048, 1, 2, NULL, PIX},                     /* layer4 downsample */
       {512, 14, 512, 3, 2, NULL, PIX},                       /* layer4 block 1 conv2 */
       {256, 28, 256, 3, 2, NULL, PIX},                       /* layer3 block 1 conv2 (14x14 out) */
-      {256, 14, 1024, 1, 1, NULL, "f32_conv_1x1_sgemm"},     /* layer3 conv3 */
+      {256, 14, 1024, 1, 1, NULL, PIX},                      /* layer3 conv3 */
+      {128, 28, 512, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* layer2 conv3 (28x28: the image fills the panels) */
       {128, 56, 128, 3, 2, NULL, "f32_conv_phased_sgemm"},   /* layer2 block 1 conv2 (28x28 out) */
       {512, 7, 2048, 1, 1, "0", "f32_conv_1x1_sgemm"},
       {64, 1, 240, 1, 1, NULL, PIX},                         /* a squeeze-excite 1x1 conv on its 1x1 image */
