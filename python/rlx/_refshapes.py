@@ -1,9 +1,9 @@
 """Reference data at more bindings of the shape symbols (--reference-shapes).
 
 This module owns which bindings a dynamic export's reference.safetensors
-covers besides the example, and the inputs made for them; export.py runs
-eager torch on them and writes ``b<k>/in::<id>``, ``b<k>/out::<i>`` and
-``b<k>/out64::<i>`` (docs/design.md, "Shapes").
+covers besides the example, and the inputs made for them; _reference.py
+runs eager torch on them and export.py writes ``b<k>/in::<id>``,
+``b<k>/out::<i>`` and ``b<k>/out64::<i>`` (docs/design.md, "Shapes").
 
 A spec is a comma-separated list of items (``DEFAULT_SPEC`` =
 ``min,mid,max,random``):
