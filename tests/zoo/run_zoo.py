@@ -27,10 +27,11 @@ The result of each model is one of
   fail    parity FAIL (cosine / max error out of tolerance), or ops rlx does not support
   error   torch.export or the exporter raised, rlx exited with an error, crashed or timed
           out, or the eager output is degenerate (constant or ~0: parity would be vacuous)
-with the reason.  --write writes a Markdown table and a JSON file beside it.  The exit status
-is 0 only if every model passed and no dynamic-batch pass failed.  Exports go under --work
-(default /tmp/rlx-zoo), one folder per model; those of passing models (and their dynamic
-exports that pass or cannot be made) are deleted unless --keep.
+with the reason.  --write writes a Markdown table and a JSON file beside it (zoo_report.py
+writes them, and the progress lines).  The exit status is 0 only if every model passed and
+no dynamic-batch pass failed.  Exports go under --work (default /tmp/rlx-zoo), one folder
+per model; those of passing models (and their dynamic exports that pass or cannot be made)
+are deleted unless --keep.
 
 Environment: RLX_BIN (default build/rlx) is the rlx binary used for both the exporter's
 support check and verify.
@@ -61,6 +62,11 @@ DEGENERATE_ABSMAX = 1e-3   # an output this small is within verify's atol (1e-4)
 DYN_BATCH_MAX = 4          # the dynamic-batch pass: batch in [1, DYN_BATCH_MAX]
 DYN_EXAMPLE_BATCH = 2      # an example batch of 1 is widened to this
 DYN_BINDING = "batch=1"    # the reference binding verified beside the example
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from zoo_report import Progress, dyn_counts, write_chart, write_json, write_markdown  # noqa: E402
+from zoo_report import result_line  # noqa: E402,F401  (re-exported for test_zoo.py)
 
 
 def rlx_binary() -> Path:
@@ -535,110 +541,7 @@ def run_model(name: str, work: Path, rlx_bin: Path, localize: bool = False,
 
 
 # ------------------------------------------------------------------------------------------
-# Progress and reports
-
-
-class Progress:
-    """A plain-text progress bar: rewritten in place on a TTY, one line per model otherwise."""
-
-    def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.stream = total, 0, stream
-        self.tty = stream.isatty()
-        self.t0 = time.perf_counter()
-
-    def _bar(self, width: int = 24) -> str:
-        fill = round(width * self.done / max(1, self.total))
-        return "[" + "#" * fill + "." * (width - fill) + f"] {self.done}/{self.total}"
-
-    def start(self, name: str, phase: str = "") -> None:
-        if self.tty:
-            el = time.perf_counter() - self.t0
-            self.stream.write(f"\r\033[K{self._bar()} {el:5.0f}s  {name}"
-                              f"{' (' + phase + ')' if phase else ''} ...")
-            self.stream.flush()
-
-    def finish(self, rec: dict) -> None:
-        self.done += 1
-        line = f"[{self.done:{len(str(self.total))}d}/{self.total}] {result_line(rec)}"
-        if self.tty:
-            self.stream.write(f"\r\033[K{line}\n{self._bar()}")
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-
-
-def _fmt_s(x) -> str:
-    return "-" if x is None else f"{x:.1f}"
-
-
-def _fmt_cos(x) -> str:
-    return "-" if x is None else f"{x:.7f}"
-
-
-def _fmt_err(x) -> str:
-    return "-" if x is None else f"{x:.2e}"
-
-
-def _fmt_params(n) -> str:
-    if n is None:
-        return "-"
-    return f"{n / 1e6:.2f}M" if n >= 1e5 else f"{n / 1e3:.1f}k"
-
-
-def _rounding_note(rec: dict) -> str:
-    """For a parity failure: a note when eager PyTorch's own error (against float64) already
-    exceeds verify's f32 tolerance, i.e. the model is too ill-conditioned for that bar."""
-    te, mx = rec.get("torch_err"), rec.get("out_absmax")
-    if rec.get("reason") != "parity" or te is None or not mx:
-        return ""
-    tol = 1e-4 + 1e-4 * max(mx)
-    if te <= tol:
-        return ""
-    return (f"eager PyTorch's own error against float64 is {te:.2e}, above the f32 tolerance "
-            f"{tol:.2e}: float32 rounding alone exceeds the bar on this model")
-
-
-def result_line(rec: dict) -> str:
-    s = (f"{rec['name']:<30} {rec['status'].upper():<5} cos={_fmt_cos(rec.get('min_cosine'))} "
-         f"err={_fmt_err(rec.get('max_abs_err'))} export {_fmt_s(rec.get('export_s'))}s "
-         f"verify {_fmt_s(rec.get('verify_s'))}s")
-    dyn = rec.get("dynamic")
-    if dyn:
-        s += f" dynamic {dyn_cell(dyn, md=False)}"
-    if rec["status"] != "pass":
-        s += f"  [{rec['reason']}] {rec['detail'][:160]}"
-        if _rounding_note(rec):
-            s += f"\n      note: {_rounding_note(rec)}"
-        loc = rec.get("localize")
-        if loc:
-            s += f"\n      localize: {(loc.get('summary') or loc.get('error') or '')[:400]}"
-    if dyn and dyn["status"] in ("fail", "not exportable"):
-        s += f"\n      dynamic batch: [{dyn['reason']}] {dyn['detail'][:200]}"
-    return s
-
-
-def dyn_cell(d: dict | None, md: bool = True) -> str:
-    """The dynamic-batch outcome in a table cell (or a progress line)."""
-    if not d:
-        return "-"
-    if d["status"] == "pass":
-        return "PASS (batch " + ", ".join(map(str, d.get("batches", []))) + ")"
-    if d["status"] == "fail":
-        return ("**FAIL**" if md else "FAIL") + f" (rlx): {d['reason']}"
-    return d["status"]
-
-
-def dyn_counts(recs: list[dict]) -> dict[str, int]:
-    c = {"pass": 0, "fail": 0, "not exportable": 0, "not tried": 0}
-    for r in recs:
-        if r.get("dynamic"):
-            c[r["dynamic"]["status"]] += 1
-    return c
+# Command line
 
 
 def _git_rev() -> str:
@@ -651,154 +554,6 @@ def _git_rev() -> str:
         return rev + ("+local changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-
-
-def _md_cell(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
-
-
-def write_markdown(path: Path, recs: list[dict], meta: dict) -> None:
-    n_pass = sum(r["status"] == "pass" for r in recs)
-    L = ["# rlx model zoo", "",
-         f"_Generated by `{meta['command']}` on {meta['date']} (rlx {meta['rlx_rev']}, "
-         f"{meta['torch']}; subset `{meta['subset']}`; total {meta['total_s']:.0f} s). "
-         "Do not edit by hand._", "",
-         f"**{n_pass}/{len(recs)} models pass.**", "",
-         f"![parity margin of every model]({path.with_suffix('.png').name})", ""]
-    dc = dyn_counts(recs)
-    if any(r.get("dynamic") for r in recs):
-        tried = dc["pass"] + dc["fail"]
-        L += [f"**Dynamic batch: {dc['pass']}/{tried} models that torch.export exports with a "
-              f"dynamic batch axis pass `rlx verify` at two batch sizes** ({dc['fail']} fail in "
-              f"rlx; {dc['not exportable']} cannot be exported with a dynamic batch by "
-              f"torch.export; {dc['not tried']} not tried: the static export failed).", ""]
-    L += ["Each model has random weights (fixed seed), is exported with `rlx.export_program` "
-          f"(decomposition `{meta['decomposition']}`) and checked by `rlx verify` against eager "
-          "PyTorch (f32: cosine ≥ 0.99999 and max |rlx − torch| ≤ 1e-4 + 1e-4·max|torch| per "
-          "output; looser defaults for f16/bf16). Cosine and error are the worst over the "
-          "model's outputs. *torch err* is eager PyTorch's own error on the same outputs "
-          "(max |torch − torch in float64|): where max abs err is of that order, rlx is as "
-          "close to exact arithmetic as PyTorch is. *max abs out* is the smallest max|output| "
-          "(a scale for the errors). Export time includes torch.export and the rlx support "
-          "check; verify time is the wall time of `rlx verify`. *dynamic batch*: the model "
-          "exported again with one shape symbol `batch` in [1, 4] on every input's batch axis "
-          f"(an example batch of 1 widened to {DYN_EXAMPLE_BATCH}) and reference data also at "
-          "batch 1, then `rlx verify` at both batch sizes in one session (`tests/zoo/run_zoo.py`"
-          ", step 4).", "",
-          "| # | model | source | config | params | aten nodes | ops | min cosine | max abs err "
-          "| torch err | max abs out | result | dynamic batch | export s | verify s |",
-          "|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"]
-    for i, r in enumerate(recs, 1):
-        res = "PASS" if r["status"] == "pass" else f"**{r['status'].upper()}**: {r['reason']}"
-        L.append("| " + " | ".join(_md_cell(x) for x in [
-            i, f"`{r['name']}`" + (" ⚡" if r.get("fast") else ""), r["source"], r.get("note", ""),
-            _fmt_params(r.get("params")), r.get("aten_nodes", "-"), len(r.get("ops", [])) or "-",
-            _fmt_cos(r.get("min_cosine")), _fmt_err(r.get("max_abs_err")),
-            _fmt_err(r.get("torch_err")), _fmt_err(min(r.get("out_absmax") or [None])), res,
-            dyn_cell(r.get("dynamic")), _fmt_s(r.get("export_s")),
-            _fmt_s(r.get("verify_s"))]) + " |")
-    L += ["", "⚡ = in the fast subset (CI).", ""]
-    bad = [r for r in recs if r["status"] != "pass"]
-    if bad:
-        L += ["## Failures", ""]
-        for r in bad:
-            L.append(f"- `{r['name']}` — {r['status']} ({r['reason']}): {_md_cell(r['detail'])}")
-            note = _rounding_note(r)
-            if note:
-                L.append(f"  - {note}")
-            loc = r.get("localize")
-            if loc:
-                cul = loc.get("culprits", [])
-                for c in cul[:3]:
-                    L.append(f"  - localized culprit: node `{c['node']}` (`{c['op']}`): cosine "
-                             f"{c['cosine']:.9f}, max abs err {c['max_abs_err']:.3e} "
-                             f"(tolerance {c['tolerance']:.1e})")
-                if len(cul) > 3:
-                    L.append(f"  - ... {len(cul) - 3} more culprits, "
-                             f"{loc.get('n_propagators', 0)} propagators")
-                if loc.get("kernel_at_fault"):
-                    k = loc["kernel_at_fault"]
-                    L.append(f"  - kernel at fault: node `{k['node']}`, kernel `{k['kernel']}`")
-                if not loc.get("culprits") and not loc.get("kernel_at_fault"):
-                    L.append(f"  - localize: {_md_cell(loc.get('summary') or loc.get('error'))}")
-        L.append("")
-    dyn_bad = [r for r in recs if (r.get("dynamic") or {}).get("status") == "fail"]
-    if dyn_bad:
-        L += ["## Dynamic batch: failures in rlx", ""]
-        for r in dyn_bad:
-            d = r["dynamic"]
-            L.append(f"- `{r['name']}` — {d['reason']}: {_md_cell(d['detail'])}")
-        L.append("")
-    dyn_nx = [r for r in recs if (r.get("dynamic") or {}).get("status") == "not exportable"]
-    if dyn_nx:
-        L += ["## Dynamic batch: not exportable by torch.export", "",
-              "<details><summary>torch's reason per model</summary>", ""]
-        for r in dyn_nx:
-            L.append(f"- `{r['name']}`: {_md_cell(r['dynamic']['detail'])}")
-        L += ["", "</details>", ""]
-    L += ["## Ops used", "", "<details><summary>distinct aten ops per model</summary>", ""]
-    for r in recs:
-        if r.get("ops"):
-            L.append(f"- `{r['name']}`: " + ", ".join(o.replace("aten.", "") for o in r["ops"]))
-    L += ["", "</details>", ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(L))
-
-
-def write_chart(path: Path, recs: list[dict], meta: dict) -> str | None:
-    """A PNG of every model's parity margin: its worst output's max |rlx - torch|
-    over the f32 bar (1e-4 + 1e-4 * max |torch|), log scale, by source; a
-    model that did not pass is drawn at the top in black. None, or why not."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except Exception as e:  # noqa: BLE001 - the chart is optional
-        return f"no chart: {e}"
-    rows = []
-    for r in recs:
-        outs = r.get("outputs") or []
-        amax = r.get("out_absmax") or []
-        ratios = [o["max_abs_err"] / (1e-4 + 1e-4 * (amax[i] if i < len(amax) else 0.0))
-                  for i, o in enumerate(outs) if o.get("max_abs_err") is not None]
-        rows.append((r["name"], r.get("source", "?"), r["status"] == "pass", max(ratios) if ratios else None))
-    rows.sort(key=lambda x: (x[1], x[0]))
-    sources = sorted({x[1] for x in rows})
-    colors = {src: plt.cm.tab10(i % 10) for i, src in enumerate(sources)}
-    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.09), 4.2), dpi=110)
-    for i, (name, src, ok, ratio) in enumerate(rows):
-        if not ok or ratio is None:
-            ax.bar(i, 2.0, color="black", width=0.8)
-        else:
-            ax.bar(i, max(ratio, 1e-6), color=colors[src], width=0.8)
-    ax.set_yscale("log")
-    ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-    ax.set_ylim(1e-6, 4)
-    ax.set_xticks([])
-    ax.set_ylabel("max |rlx - torch| / f32 bar")
-    n_pass = sum(x[2] for x in rows)
-    ax.set_title(f"rlx model zoo: {n_pass}/{len(rows)} pass ({meta.get('date', '')}); "
-                 "below the dashed line: within the f32 bar; above: f16/bf16 models (looser bars) or passed "
-                 "through the float64 arbiter", fontsize=9)
-    from matplotlib.patches import Patch
-    ax.legend(handles=[Patch(color=colors[s], label=s) for s in sources] + [Patch(color="black", label="not pass")],
-              fontsize=7, ncol=min(len(sources) + 1, 6), loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return None
-
-
-def write_json(path: Path, recs: list[dict], meta: dict) -> None:
-    """The records as JSON: the run's metadata, then one line per model (diffs stay small)."""
-    n_pass = sum(r["status"] == "pass" for r in recs)
-    head = json.dumps({**meta, "passed": n_pass, "total": len(recs)}, indent=1)[:-2]
-    rows = [json.dumps({k: v for k, v in r.items() if k != "op_histogram"}) for r in recs]
-    path.write_text(head + ',\n "models": [\n  ' + ",\n  ".join(rows) + "\n ]\n}\n")
-
-
-# ------------------------------------------------------------------------------------------
-# Command line
 
 
 def main(argv=None) -> int:
@@ -879,7 +634,7 @@ def main(argv=None) -> int:
                 "rlx_rev": f"{rev}, binary built {built}", "torch": f"torch {torch.__version__}",
                 "subset": "only" if a.only else a.subset, "decomposition": a.decomposition,
                 "total_s": total, "dynamic": None if a.no_dynamic else dc}
-        write_markdown(a.write, recs, meta)
+        write_markdown(a.write, recs, meta, DYN_EXAMPLE_BATCH)
         write_json(a.write.with_suffix(".json"), recs, meta)
         why = write_chart(a.write.with_suffix(".png"), recs, meta)
         print(f"wrote {a.write}, {a.write.with_suffix('.json')}"
