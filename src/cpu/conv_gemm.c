@@ -1,6 +1,6 @@
 /*
  * conv_gemm.c — the NCHW f32 convolutions that are one sgemm per image and
- * group (conv.c chooses among them, docs/design.md "Kernels"):
+ * group (conv.c chooses among them; docs/design.md, "Convolution (NCHW)"):
  *
  *   channel-major  out[b, g] [Og, OH*OW] = W_g [Og, Cg*kh*kw] @ cols [Cg*kh*kw, OH*OW]
  *   pixel-major    C [OH*OW, Og] = cols^T @ W_g^T, written into out transposed

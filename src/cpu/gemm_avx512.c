@@ -230,7 +230,7 @@ void rlx_f32_gemm_skinny__avx512_16(int64_t K, const float *a, int64_t lda, cons
 /* dst[j * ldd + r] (+)= src[r * lds + j] for r < rows, j < cols: 16x16
  * tiles transposed in registers (unpack pairs of rows, then pairs of
  * pairs, then 128-bit lanes across the four groups), stored with the
- * row mask. The pixel-major conv's epilogue (conv.c), which turns its
+ * row mask. The pixel-major conv's epilogue (conv_gemm.c), which turns its
  * [pixels, channels] blocks into NCHW. */
 void rlx_f32_transpose__avx512(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd,
                                bool add) {
