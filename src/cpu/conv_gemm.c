@@ -56,8 +56,17 @@ static inline void zero_run(float *d, int64_t n) {
   for (int64_t e = 0; e < n; e++) d[e] = 0.0f;
 }
 
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) RLX_VEC_CLONES static void pack_im2col_part(const im2col_src *s, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
-                                            int nr, float *dst) {
+/* The runs are short (a 7-wide image row, a panel's 12 pixels): GCC would turn copy_run and zero_run into
+ * memmove / memset calls, one per run (4.5% of a resnet50 run, docs/perf.md "Pixel-major convolutions").
+ * Clang (the sanitizer builds) has no such optimize attribute. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBCALL_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBCALL_LOOPS
+#endif
+
+NO_LIBCALL_LOOPS RLX_VEC_CLONES static void pack_im2col_part(const im2col_src *s, int64_t k0, int64_t kc, int64_t j0,
+                                                             int64_t cols, int nr, float *dst) {
   const conv_geo *c = s->c;
   im2col_seg seg[IM2COL_SEGS];
   int nseg = 0;
