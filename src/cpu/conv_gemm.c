@@ -143,7 +143,7 @@ typedef struct phase_job {
 } phase_job;
 
 /* Whether the conv reads phase planes: the channel-major way for strides above 1; the pixel-major way for
- * stride 1 too (one plane, the image zero-padded), where its gathers then need no bounds checks. */
+ * stride 1 too (one plane, the image zero-padded), where its reads then need no bounds checks. */
 static bool phased(const conv_geo *c, dw_geo *d, bool pixel) {
   return (pixel || c->sh > 1) && c->kh * c->kw <= IM2COL_TAPS_MAX && !rlx_conv_direct(c) && rlx_conv_phase_geo(c, d);
 }
@@ -290,22 +290,21 @@ RLX_VEC_CLONES static void pix_epilogue(const void *ctx, float *c, int64_t ldc, 
 
 typedef struct pix_src {
   im2col_src s; /* s.phases: the phase planes, or the image of a 1x1 stride-1 conv (s.d its one plane) */
-  int64_t QW;   /* the planes' row length */
-  bool gather;  /* AVX-512 gathers (the planes in place), else pack_im2col_part */
+  bool avx512;  /* rlx_f32_pack_taps__avx512 over the planes, else pack_im2col_part */
 } pix_src;
 
 /* A panel of rows [i0, i0 + rows) (output pixels) over K columns [k0, k0 + kc): the im2col panel, as an A panel
- * is laid out like a B one (dst[k][pixel]); with AVX-512 one gather per k from the pixels' plane offsets. */
+ * is laid out like a B one (dst[k][pixel]); with AVX-512 a few masked loads per k (its image-row runs). */
 static void pack_pix_a(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t kc, int mr, float *dst) {
   const pix_src *p = ctx;
-  if (!p->gather) {
+  if (!p->avx512) {
     pack_im2col_part(&p->s, k0, kc, i0, rows, mr, dst);
     return;
   }
   const conv_geo *c = p->s.c;
   int64_t khw = c->kh * c->kw;
   int32_t poff[16];
-  for (int r = 0; r < rows; r++) poff[r] = (int32_t)((i0 + r) / c->OW * p->QW + (i0 + r) % c->OW);
+  for (int r = 0; r < rows; r++) poff[r] = (int32_t)((i0 + r) / c->OW * p->s.d->QW + (i0 + r) % c->OW);
   rlx_f32_pack_taps__avx512(p->s.phases + k0 / khw * p->s.chan_floats, p->s.chan_floats, p->s.tap_off, khw, k0 % khw,
                             kc, poff, rows, mr, dst);
 }
@@ -326,14 +325,13 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   int64_t Cg = c.C / c.G, Og = c.O / c.G, Kd = Cg * c.kh * c.kw, osp = c.OH * c.OW, isp = c.H * c.W;
   const rlx_sgemm_isa *isa = pix_isa(&c);
   size_t wgroup = rlx_sgemm_packed_size_for(isa, Og, Kd) / sizeof(float);
-  pix_src ps = {.s = {.c = &c}, .gather = !strcmp(isa->name, "avx512") && isa->mr <= 16};
+  pix_src ps = {.s = {.c = &c}};
   im2col_src *src = &ps.s;
   phase_job pj = {.c = &c};
   dw_geo whole = {1, c.H, c.W, 0}; /* a 1x1 stride-1 conv: the image is its one plane */
   bool planes = planes_setup(&c, true, x->scratch, &pj, src);
   if (!planes && rlx_conv_direct(&c)) src->d = &whole, src->chan_floats = isp; /* tap_off[0] = 0 */
-  ps.QW = src->d ? src->d->QW : 0;
-  ps.gather = ps.gather && src->d;
+  ps.avx512 = src->d && !strcmp(isa->name, "avx512") && isa->mr <= 16;
   float *cbuf = (float *)(x->scratch + phases_bytes(&c, true));
   char *gemm_scratch = (char *)cbuf + pix_c_bytes(&c);
   for (int64_t b = 0; b < c.N; b++)

@@ -552,7 +552,7 @@ void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const
 }
 
 void rlx_f32_transpose(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd, bool add) {
-  if (!strcmp(rlx_sgemm_active()->name, "avx512")) {
+  if (rlx_sgemm_active()->ukernel == rlx_f32_gemm_ukernel__avx512_12x32) { /* the CPU has AVX-512F */
     rlx_f32_transpose__avx512(src, lds, rows, cols, dst, ldd, add);
     return;
   }

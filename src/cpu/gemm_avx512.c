@@ -276,7 +276,7 @@ void rlx_f32_transpose__avx512(const float *src, int64_t lds, int64_t rows, int6
  * mr <= 16), k < kc, starting at tap t of the channel at chan; t wraps at taps, moving chan on by chan_floats.
  * The pixel-major conv's im2col rows (conv_gemm.c): 12 pixels are a few runs of consecutive offsets (image
  * rows), so each k is one masked load per run, shifted so lane r reads its own offset (the masked-off lanes
- * of a shifted load do not fault), instead of a gather (about 60 cycles each here). */
+ * of a shifted load do not fault), instead of a 12-lane gather. */
 void rlx_f32_pack_taps__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps, int64_t t,
                                int64_t kc, const int32_t *poff, int rows, int mr, float *dst) {
   __mmask16 km = (__mmask16)((1u << mr) - 1), seg_mask[16];
