@@ -171,6 +171,11 @@ typedef struct gemm_job {
   size_t b_buf_bytes;
   bool a_inplace; /* A unpacked, read by rlx_f32_gemm_ukernel_a__avx512_12x32 (a_inplace_ok) */
   float *a_fill;  /* where pack_a_task writes the shared packed A */
+  /* Task t is (row block, column chunk) t / ctiles, t % ctiles: the pool
+   * deals each thread a contiguous range of tasks, so each thread writes
+   * its own rows of C; by_cols numbers them column chunk first instead. */
+  bool by_cols;
+  int64_t ctiles; /* column chunks of the current column block */
 } gemm_job;
 
 /* Whether a task's A block may be read in place instead of packed: the
@@ -238,7 +243,7 @@ static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0,
 static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, int64_t kc, const float *bp,
                           int64_t pbase) {
   const rlx_sgemm_isa *isa = j->isa;
-  int64_t mt = t % j->mtiles, ct = t / j->mtiles;
+  int64_t mt = j->by_cols ? t % j->mtiles : t / j->ctiles, ct = j->by_cols ? t / j->mtiles : t % j->ctiles;
   int64_t i0 = mt * j->mc, mc = RLX_MIN(j->mc, j->M - i0);
   int64_t pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
@@ -315,7 +320,7 @@ static void compute_task(void *ctx, int64_t t, int worker) {
 static void full_k_task(void *ctx, int64_t t, int worker) {
   const gemm_job *j = ctx;
   const rlx_sgemm_isa *isa = j->isa;
-  int64_t ct = t / j->mtiles, pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
+  int64_t ct = j->by_cols ? t / j->mtiles : t % j->ctiles, pa = ct * j->chunk, pb = RLX_MIN(pa + j->chunk, j->panels);
   if (pa >= pb) return;
   for (int64_t p0 = 0; p0 < j->K; p0 += KC) {
     int64_t kc = RLX_MIN(KC, j->K - p0);
@@ -372,7 +377,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
                 .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
                 .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .a_packed = a->a_packed,
                 .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx, .b_packed = prepacked,
-                .a_bufs = base + b_block_bytes(), .b_bufs = base};
+                .a_bufs = base + b_block_bytes(), .b_bufs = base, .by_cols = a->by_cols};
   int threads = rlx_threadpool_size(tp);
   j.mc = mc_for(isa, M);
   j.mtiles = (M + j.mc - 1) / j.mc;
@@ -420,6 +425,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
     j.chunk = RLX_MAX(1, (j.panels + want - 1) / want);
     if (per_task && !prepacked) j.chunk = RLX_MIN(j.chunk, max_chunk);
     int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
+    j.ctiles = ctiles;
     j.a_inplace = !j.a_packed && a_inplace_ok(isa, a, j.chunk);
     if (per_task) {
       rlx_parallel_for(tp, j.mtiles * ctiles, full_k_task, &j);
@@ -464,11 +470,16 @@ void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch) {
 typedef struct batch_job {
   gemm_job jobs[BATCH_MAX];
   int64_t per; /* tasks per product */
+  int count;   /* products */
 } batch_job;
 
+/* t = (row block * count + product) * ctiles + column chunk (by_cols: (column chunk * count + product) * mtiles +
+ * row block): each thread's share is the same rows (columns) of every product, as one product's is. */
 static void batch_task(void *ctx, int64_t t, int worker) {
   const batch_job *b = ctx;
-  full_k_task((void *)&b->jobs[t / b->per], t % b->per, worker);
+  const gemm_job *j = &b->jobs[0];
+  int64_t inner = j->by_cols ? j->mtiles : j->ctiles, q = t / inner, prod = q % b->count, outer = q / b->count;
+  full_k_task((void *)&b->jobs[prod], outer * inner + t % inner, worker);
 }
 
 void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, void *scratch) {
@@ -479,7 +490,7 @@ void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, 
   bool same = count >= 1 && count <= BATCH_MAX && M > 0 && N > 0 && K > 0 && N <= NC && max_chunk >= 1;
   for (int i = 1; same && i < count; i++)
     same = a[i].M == M && a[i].N == N && a[i].K == K && (a[i].isa ? a[i].isa : rlx_sgemm_active()) == isa &&
-           (a[i].b_packed != NULL) == (a->b_packed != NULL);
+           (a[i].b_packed != NULL) == (a->b_packed != NULL) && a[i].by_cols == a->by_cols;
   if (!same || !(a->b_packed || mtiles <= 4)) { /* not one region's worth: one by one */
     for (int i = 0; i < count; i++) rlx_sgemm_ex(tp, &a[i], scratch);
     return;
@@ -499,10 +510,10 @@ void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, 
                            .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .a_packed = x->a_packed,
                            .pack_a = x->pack_a, .pack_a_ctx = x->pack_a_ctx, .b_packed = x->b_packed,
                            .a_bufs = base + b_block_bytes(), .b_bufs = base, .mc = mc, .mtiles = mtiles, .j0 = 0, .nc = N,
-                           .panels = panels, .chunk = chunk,
+                           .panels = panels, .chunk = chunk, .ctiles = ctiles, .by_cols = a->by_cols,
                            .b_buf_bytes = (size_t)max_chunk * KC * (size_t)isa->nr * sizeof(float)};
   }
-  b.per = mtiles * ctiles;
+  b.per = mtiles * ctiles, b.count = count;
   rlx_parallel_for(tp, b.per * count, batch_task, &b);
 }
 

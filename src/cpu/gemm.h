@@ -103,6 +103,13 @@ typedef struct rlx_sgemm_args {
   int64_t ldc;
   rlx_sgemm_epilogue_fn epilogue;
   const void *epilogue_ctx;
+  /* Which of C's dimensions the threads split first: its rows (the default:
+   * pixels of a channels-last or pixel-major conv, tokens of a linear), or,
+   * with by_cols, its columns (the pixels of a channel-major conv). Each
+   * thread then writes the same part of the activation that it writes in
+   * the nodes before and after, and reads it from its own cache
+   * (threadpool.h). */
+  bool by_cols;
 } rlx_sgemm_args;
 
 void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch);

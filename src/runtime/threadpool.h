@@ -3,10 +3,14 @@
  *
  * rlx_parallel_for(tp, n, fn, ctx) runs fn(ctx, i, worker) for every i in
  * [0, n), spreading the indices over the pool's threads (the calling thread
- * works too) and returns when all are done. Indices are handed out one at a
- * time from an atomic counter, so uneven tasks balance themselves. `worker`
- * is in [0, size) and lets a task use per-thread scratch. Kernels never
- * create threads; they receive the pool from the run loop.
+ * works too) and returns when all are done. Thread t starts on the t-th of
+ * `size` contiguous shares of [0, n), in order, and a thread that finishes
+ * its share takes tasks from the end of the others', so uneven tasks balance
+ * themselves. Number tasks in the order of the memory they write: the same
+ * thread then writes (and the next node reads) the same part of each
+ * activation. `worker` is in [0, size) and lets a task use per-thread
+ * scratch. Kernels never create threads; they receive the pool from the run
+ * loop.
  */
 #ifndef RLX_THREADPOOL_H
 #define RLX_THREADPOOL_H

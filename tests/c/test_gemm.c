@@ -108,6 +108,52 @@ TEST(threads_and_large) {
   }
 }
 
+/* The threads' split of C by rows (the default) or by columns, one product and a batch of five (one parallel
+ * region), against the reference: the numbering of tasks changes, the products do not. */
+TEST(split_by_rows_or_cols) {
+  enum { P = 5 };
+  int64_t shapes[][3] = {{200, 300, 70}, {64, 100, 50}, {7, 1000, 33}, {1000, 20, 9}};
+  for (int t = 1; t <= 3; t++) {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(t, &tp));
+    void *scratch = aligned_alloc(64, rlx_sgemm_scratch(t));
+    for (size_t sh = 0; sh < RLX_COUNTOF(shapes); sh++)
+      for (int by_cols = 0; by_cols < 2; by_cols++) {
+        int64_t M = shapes[sh][0], N = shapes[sh][1], K = shapes[sh][2];
+        unsigned sd = (unsigned)(M + N * 5 + K * 11 + by_cols);
+        float *A = malloc(sizeof(float) * (size_t)(P * M * K)), *B = malloc(sizeof(float) * (size_t)(P * K * N));
+        float *C = malloc(sizeof(float) * (size_t)(P * M * N)), *R = malloc(sizeof(float) * (size_t)(M * N));
+        for (int64_t i = 0; i < P * M * K; i++) A[i] = frand(&sd);
+        for (int64_t i = 0; i < P * K * N; i++) B[i] = frand(&sd);
+        for (int batch = 0; batch < 2; batch++) {
+          for (int64_t i = 0; i < P * M * N; i++) C[i] = 1e30f;
+          rlx_sgemm_args a[P];
+          for (int p = 0; p < P; p++)
+            a[p] = (rlx_sgemm_args){.M = M, .N = N, .K = K, .A = A + p * M * K, .lda = K, .B = B + p * K * N, .ldb = N,
+                                    .C = C + p * M * N, .ldc = N, .by_cols = by_cols};
+          if (batch) rlx_sgemm_ex_batch(tp, a, P, scratch);
+          else
+            for (int p = 0; p < P; p++) rlx_sgemm_ex(tp, &a[p], scratch);
+          double worst = 0;
+          for (int p = 0; p < P; p++) {
+            rlx_gemm_ref_f32(M, N, K, A + p * M * K, K, B + p * K * N, N, R, N);
+            for (int64_t i = 0; i < M * N; i++) {
+              double d = fabs((double)C[p * M * N + i] - R[i]) / (1.0 + fabs(R[i]));
+              if (!(d <= worst)) worst = d;
+            }
+          }
+          if (!(worst < 1e-5))
+            fprintf(stderr, "  M=%lld N=%lld K=%lld threads=%d by_cols=%d batch=%d: rel diff %g\n", (long long)M,
+                    (long long)N, (long long)K, t, by_cols, batch, worst);
+          CHECK(worst < 1e-5);
+        }
+        free(A), free(B), free(C), free(R);
+      }
+    free(scratch);
+    rlx_threadpool_destroy(tp);
+  }
+}
+
 /* The epilogue of the prepacked tests: c[i][j] += 1000 * (j0 + j) + i0 + i, so
  * a block given the wrong rows or columns shows. */
 static void mark_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
@@ -182,4 +228,56 @@ TEST(pool_runs_every_index_once) {
   CHECK(sum == 55);
 }
 
-TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, prepacked_b, pool_runs_every_index_once)
+/* Which worker ran which index, in what order; the tasks' cost grows with i so shares finish unevenly and
+ * threads take from each other's. */
+typedef struct dealt_log {
+  int64_t n;
+  int runs[1000];
+  int64_t seq[4][1000];
+  int len[4];
+} dealt_log;
+
+static void log_index(void *ctx, int64_t i, int worker) {
+  dealt_log *d = ctx;
+  __atomic_add_fetch(&d->runs[i], 1, __ATOMIC_RELAXED);
+  d->seq[worker][d->len[worker]++] = i; /* each worker appends to its own row only */
+  volatile double x = 0;
+  for (int64_t k = 0; k < 200 * (i % 7 + 1) * (i < d->n / 3 ? 4 : 1); k++) x += (double)k;
+}
+
+/* Tasks are dealt, not drawn (threadpool.h): worker t runs its share [n*t/T, n*(t+1)/T) from the front, in
+ * order, and takes the others' from the back; every index runs once. */
+TEST(pool_deals_contiguous_shares) {
+  static dealt_log d;
+  for (int threads = 2; threads <= 4; threads++) {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(threads, &tp));
+    for (int rep = 0; rep < 40; rep++) {
+      memset(&d, 0, sizeof d);
+      d.n = 1 + (rep * 97) % 1000;
+      rlx_parallel_for(tp, d.n, log_index, &d);
+      for (int64_t i = 0; i < d.n; i++) CHECK(d.runs[i] == 1);
+      for (int w = 0; w < threads; w++) {
+        int64_t own_next = d.n * w / threads, back[4];
+        for (int v = 0; v < threads; v++) back[v] = d.n * (v + 1) / threads;
+        for (int k = 0; k < d.len[w]; k++) {
+          int64_t i = d.seq[w][k];
+          int v = 0;
+          while (!(i >= d.n * v / threads && i < d.n * (v + 1) / threads)) v++;
+          if (v == w) {
+            CHECK(i == own_next); /* its own share: from the front, one after the other */
+            own_next++;
+          } else {
+            CHECK(i < back[v]); /* another's: from the back */
+            back[v] = i;
+          }
+        }
+      }
+    }
+    rlx_threadpool_destroy(tp);
+  }
+}
+
+TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, split_by_rows_or_cols, prepacked_b,
+          pool_runs_every_index_once,
+          pool_deals_contiguous_shares)
