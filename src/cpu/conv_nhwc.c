@@ -33,7 +33,7 @@ typedef struct nhwc_geo {
 
 static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
                    nhwc_geo *c) {
-  if (p->nd != 2 || !p->channels_last || p->transposed || x->rank != 4 || w->rank != 4 || y->rank != 4) return false;
+  if (p->nd != 2 || !p->channels_last || p->x_nchw || p->transposed || x->rank != 4 || w->rank != 4 || y->rank != 4) return false;
   *c = (nhwc_geo){x->dims[0], x->dims[1], x->dims[2], x->dims[3], y->dims[3], p->groups, w->dims[2], w->dims[3],
                   y->dims[1], y->dims[2], p->stride[0], p->stride[1], p->pad[0], p->pad[1], p->dilation[0],
                   p->dilation[1]};

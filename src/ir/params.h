@@ -140,6 +140,10 @@ typedef struct rlx_conv_params {
    * w stays [O, C/g, kh, kw]. Set by the layout pass (docs/design.md,
    * "Layout"), never by lowering. */
   bool channels_last;
+  /* With channels_last: x stays [N, C, H, W] (a stem on the network's
+   * image, whose few channels make short runs channels-last); y and the
+   * residual are channels-last. */
+  bool x_nchw;
   rlx_epilogue ep; /* inputs: x, w, bias?, residual? */
 } rlx_conv_params;
 

@@ -9,6 +9,7 @@
  *                               then the fused activation (params ep)
  *   out  [N, O, *S']
  *   channels_last (2-D): x [N, H, W, C], residual and out [N, OH, OW, O]
+ *   channels_last with x_nchw: x [N, C, H, W], residual and out [N, OH, OW, O]
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
  * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
@@ -59,7 +60,8 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (p->nd < 1 || p->nd > 3) RLX_INFER_FAIL("conv has %d spatial dims (1..3 supported)", p->nd);
   if (p->channels_last && (p->nd != 2 || p->transposed))
     RLX_INFER_FAIL("channels-last conv is 2-D and not transposed");
-  rlx_shape xs = p->channels_last ? nchw_of(&x->shape) : x->shape; /* the input as [N, C, *S] */
+  if (p->x_nchw && !p->channels_last) RLX_INFER_FAIL("conv x_nchw is a channels-last conv's");
+  rlx_shape xs = p->channels_last && !p->x_nchw ? nchw_of(&x->shape) : x->shape; /* the input as [N, C, *S] */
   if (xs.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
     RLX_INFER_FAIL("conv%dd needs rank-%d input and weight, got ranks %d and %d", p->nd, p->nd + 2,
                    xs.rank, w->shape.rank);
@@ -139,7 +141,7 @@ static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
   const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]];
   conv_geom c;
   bool cl = n->p.conv.channels_last;
-  rlx_shape xs = cl ? nchw_of(&x->shape) : x->shape, ys = cl ? nchw_of(&y->shape) : y->shape;
+  rlx_shape xs = cl && !n->p.conv.x_nchw ? nchw_of(&x->shape) : x->shape, ys = cl ? nchw_of(&y->shape) : y->shape;
   geom(&n->p.conv, &xs, &w->shape, &ys, &c);
   int64_t kp = c.k[0] * c.k[1] * c.k[2], es = (int64_t)rlx_dtype_size(x->dtype);
   /* channels-last: the input and the output in [N, C, *S] first */
@@ -255,13 +257,17 @@ static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   const void *x = in[0].data;
   void *y = out[0].data;
   if (cl) { /* the NCHW computation on transposed copies (scratch: x, y, then the columns) */
-    xs = nchw_of(&xs), ys = nchw_of(&ys);
+    bool x_nchw = n->p.conv.x_nchw;
+    if (!x_nchw) xs = nchw_of(&xs);
+    ys = nchw_of(&ys);
     int64_t es = f64 ? 8 : 4;
     void *xt = scratch;
     y = (char *)scratch + es * rlx_shape_numel(&xs);
     scratch = (char *)y + es * rlx_shape_numel(&ys);
-    swap_inner(xt, x, xs.dims[0], xs.dims[2] * xs.dims[3], xs.dims[1], f64);
-    x = xt;
+    if (!x_nchw) {
+      swap_inner(xt, x, xs.dims[0], xs.dims[2] * xs.dims[3], xs.dims[1], f64);
+      x = xt;
+    }
   }
   conv_geom c;
   geom(&n->p.conv, &xs, &ws, &ys, &c);
@@ -294,7 +300,7 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   rlx_bprint_ints(buf, cap, "dilation", p->dilation, p->nd);
   if (p->transposed) rlx_bprint_ints(buf, cap, "out_pad", p->out_pad, p->nd);
   if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
-  if (p->channels_last) rlx_bprintf(buf, cap, " channels_last");
+  if (p->channels_last) rlx_bprintf(buf, cap, p->x_nchw ? " channels_last x_nchw" : " channels_last");
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 

@@ -146,19 +146,25 @@ static bool winograd_shaped(const rlx_graph *g, const rlx_node *n) {
          p->dilation[0] == 1 && p->dilation[1] == 1 && w->shape.dims[0] >= 16 && w->shape.dims[1] >= 16;
 }
 
+/* Input channels of a stem conv (the image's: RGB, RGBA, grey), src/cpu/conv_stem.c's bound. */
+#define STEM_C 4
+
 static rlx_status do_conv(layout_ctx *c, int32_t i) {
   rlx_node *n = &c->g->nodes[i];
   bool dw;
   if (!conv_eligible(c->g, n, &dw)) return RLX_OK;
-  /* NCHW's kernels win for the convs Winograd takes and for a stem on a few
-   * image channels with no twin (its im2col runs are long in NCHW, 3 wide in NHWC) */
-  bool stem = c->g->values[n->in[0]].shape.dims[1] < 8 && c->nhwc[n->in[0]] < 0;
-  if (!dw && !c->all && (winograd_shaped(c->g, n) || stem)) return RLX_OK;
+  /* NCHW's kernels win for the convs Winograd takes. A stem on a few image
+   * channels with no twin (its im2col runs are long in NCHW, 3 wide in
+   * NHWC) reads its image as it is and writes channels-last (x_nchw). */
+  int64_t C = c->g->values[n->in[0]].shape.dims[1];
+  bool few = C < 8 && c->nhwc[n->in[0]] < 0, stem = few && C <= STEM_C && !dw;
+  if (!dw && !stem && !c->all && (winograd_shaped(c->g, n) || few)) return RLX_OK;
   int32_t in[4] = {-1, n->in[1], n->n_in > 2 ? n->in[2] : -1, n->n_in > 3 ? n->in[3] : -1};
   int32_t n_in = n->n_in, x = n->in[0];
   rlx_params p = n->p;
   p.conv.channels_last = true;
-  if ((in[0] = twin(c, x)) < 0) return rlx_last_status();
+  p.conv.x_nchw = stem;
+  if ((in[0] = stem ? x : twin(c, x)) < 0) return rlx_last_status();
   if (in[3] >= 0 && (in[3] = twin(c, in[3])) < 0) return rlx_last_status();
   return convert(c, i, &p, in, n_in);
 }

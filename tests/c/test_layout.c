@@ -118,7 +118,8 @@ static void check_case(rlx_graph *g, int convs, int perms, bool nan) {
     free(b);
     for (int32_t i = 0; threads && i < f.n_nodes && i < 256; i++)
       if (f.nodes[i].op == RLX_OP_CONV && f.nodes[i].p.conv.channels_last) {
-        bool nhwc = !strncmp(names[i], "f32_conv_nhwc_", 14);
+        bool nhwc = f.nodes[i].p.conv.x_nchw ? !strcmp(names[i], "f32_conv_stem_nhwc") /* a stem on the image */
+                                             : !strncmp(names[i], "f32_conv_nhwc_", 14);
         CHECK(nhwc);
         if (!nhwc) fprintf(stderr, "  [%s] node %s ran %s\n", rlx_test_current, f.nodes[i].label, names[i]);
       }
@@ -132,9 +133,10 @@ static void check_case(rlx_graph *g, int convs, int perms, bool nan) {
 
 /* An inverted residual block: 1x1 expand + relu, depthwise, 1x1 project,
  * residual add — one channels-last region: a permute at each end. With
- * fewer than 8 input channels the expand conv stays NCHW (a stem) and its
- * output is permuted; a small input (at most 4096 elements) is permuted for
- * the residual add, a big one keeps the add NCHW. */
+ * 5 to 7 input channels the expand conv stays NCHW and its output is
+ * permuted; with at most 4 it is a stem, reading its NCHW input and writing
+ * channels-last (x_nchw). A small input (at most 4096 elements) is permuted
+ * for the residual add, a big one keeps the add NCHW. */
 static void block_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E, int64_t k, int64_t s, bool nan, int convs,
                        int perms) {
   rlx_graph g;
@@ -155,25 +157,26 @@ TEST(inverted_residual) {
   block_case(2, 5, 9, 7, 17, 3, 2, true, 2, 2);     /* odd channels (vector tails), batch 2, stride 2 */
   block_case(1, 24, 7, 7, 130, 5, 2, false, 3, 2);  /* 5x5, 130 channels: 64 + 64 + 2 */
   block_case(1, 8, 1, 1, 72, 3, 1, false, 3, 2);    /* a 1x1 image: every tap but the centre outside */
-  block_case(1, 3, 20, 3, 24, 9, 1, false, 2, 3);   /* 81 taps: more than the offset table */
+  block_case(1, 3, 20, 3, 24, 9, 1, false, 3, 2);   /* 81 taps: more than the offset table; a 3-channel stem */
 }
 
 /* Dense convs: strided 3x3 (implicit im2col from the image), a strided 1x1,
- * dilation, an even kernel; the input conv on 3 channels stays NCHW (its
- * output is permuted); Winograd-shaped 3x3s stay NCHW too. */
+ * dilation, an even kernel; the input conv on 3 channels is a stem (its
+ * NCHW input read as it is, nothing permuted before the output's);
+ * Winograd-shaped 3x3s stay NCHW. */
 TEST(dense_convs) {
   rlx_graph g;
   rlx_graph_init(&g);
   rlx_shape xs = shp4(1, 3, 17, 19);
   int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
-  int32_t a = conv(&g, "stem", x, 16, 3, 2, 1, 1, 1);                 /* NCHW: 3 input channels */
+  int32_t a = conv(&g, "stem", x, 16, 3, 2, 1, 1, 1);                 /* x_nchw: 3 input channels */
   int32_t b = conv(&g, "dw", a, 16, 3, 1, 1, 1, 16);                  /* channels-last */
   int32_t c = conv(&g, "s2", b, 24, 3, 2, 1, 1, 1);                   /* channels-last, im2col */
   int32_t d = conv(&g, "dil", c, 20, 3, 1, 2, 2, 1);                  /* dilation 2 */
   int32_t e = conv(&g, "even", d, 12, 2, 1, 0, 1, 1);                 /* 2x2 */
   int32_t f = conv(&g, "down", e, 40, 1, 2, 0, 1, 1);                 /* strided 1x1 */
   CHECK_OK(rlx_graph_add_output(&g, f));
-  check_case(&g, 5, 2, true);
+  check_case(&g, 6, 1, true);
 
   rlx_graph_init(&g);
   xs = shp4(1, 16, 10, 10);

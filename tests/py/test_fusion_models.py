@@ -8,9 +8,9 @@ must agree too.
 - mobilenet_v3_small: torch decomposes hardswish into add, two clamps, mul
   and div, and hardsigmoid likewise; each is recognized as one unary and
   folded into its conv's epilogue (without the recognize pass, each is one
-  fused node); the network runs channels-last with one permute at each
-  end, depthwise convs on their NHWC kernel, and no node on a reference
-  kernel.
+  fused node); the network runs channels-last from its stem (which reads
+  the NCHW image and writes channels-last) to one permute at the end,
+  depthwise convs on their NHWC kernel, and no node on a reference kernel.
 - a small GPT-2: its tanh GELU (mul, pow, mul, add, mul, tanh, add, mul) is
   recognized as one gelu_tanh and folded into its addmm (behind the view);
   without the recognize pass it is one fused node per layer.
@@ -74,9 +74,10 @@ def test_mobilenet_v3_hardswish_fuses(rlx_bin, tmp_path):
                        skips=(None, "fuse_eltwise", "recognize", "layout"))
     ops = rlx_ops(out)
     assert "unary" not in ops and "fused" not in ops, ops  # every activation in an epilogue
-    assert ops.get("permute") == 2, ops  # the stem's output to NHWC, the head's mean back
+    assert ops.get("permute") == 1, ops  # the head's mean back (the stem writes channels-last)
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
+    assert hist.get("f32_conv_stem_nhwc") == 1, hist
     assert hist.get("f32_conv_nhwc_depthwise") == 11, hist
     assert hist.get("f32_reduce_cols", 0) >= 9, hist  # the squeeze-excite means over H, W in NHWC
     env = dict(os.environ, RLX_SKIP_PASSES="recognize")
