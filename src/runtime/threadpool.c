@@ -169,6 +169,7 @@ rlx_status rlx_threadpool_create(int n_threads, rlx_threadpool **out) {
   pthread_cond_init(&tp->done, NULL);
   if (n_threads > 1 && (!(tp->threads = rlx_calloc((size_t)n_threads - 1, sizeof *tp->threads)) ||
                         !(tp->shares = rlx_aligned_alloc((size_t)n_threads * sizeof *tp->shares)))) {
+    tp->size = 1; /* no worker started: none to join */
     rlx_threadpool_destroy(tp);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory creating a thread pool");
   }
