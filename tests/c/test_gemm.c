@@ -235,14 +235,16 @@ typedef struct dealt_log {
   int runs[1000];
   int64_t seq[4][1000];
   int len[4];
+  double spent[4]; /* each worker's busy work, kept so it is not optimized away */
 } dealt_log;
 
 static void log_index(void *ctx, int64_t i, int worker) {
   dealt_log *d = ctx;
   __atomic_add_fetch(&d->runs[i], 1, __ATOMIC_RELAXED);
   d->seq[worker][d->len[worker]++] = i; /* each worker appends to its own row only */
-  volatile double x = 0;
+  double x = 0;
   for (int64_t k = 0; k < 200 * (i % 7 + 1) * (i < d->n / 3 ? 4 : 1); k++) x += (double)k;
+  d->spent[worker] += x;
 }
 
 /* Tasks are dealt, not drawn (threadpool.h): worker t runs its share [n*t/T, n*(t+1)/T) from the front, in
