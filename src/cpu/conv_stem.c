@@ -47,8 +47,8 @@ RLX_VEC_CLONES static void stem_inside(const stem_job *j, const float *img, int6
   for (int64_t ob = 0; ob < Op; ob += 32) {
     bool two = ob + 16 < Op;
     v16 b0 = {0}, b1 = {0};
-    if (!first) { /* a later group of taps: the sums so far are in dst */
-    } else if (j->bias) { /* bias rows are only O long: the padded tail stays zero */
+    if (first && j->bias) { /* later tap groups add to the sums in dst; bias rows are
+                               only O long: the padded tail stays zero */
       float t0[16] = {0}, t1[16] = {0};
       memcpy(t0, j->bias + ob, sizeof(float) * (size_t)RLX_MIN(16, j->O - ob));
       if (two) memcpy(t1, j->bias + ob + 16, sizeof(float) * (size_t)RLX_MIN(16, j->O - ob - 16));

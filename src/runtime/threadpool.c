@@ -56,8 +56,7 @@ struct rlx_threadpool {
   /* the current region, written before its generation is published */
   rlx_task_fn fn;
   void *ctx;
-  int64_t base;         /* the region's tasks are base + [0, n) */
-  int64_t n;
+  int64_t base;         /* the region's tasks are base + [0, n); the shares carry n */
   struct share *shares; /* [size]: each thread's part of the region's tasks */
   uint64_t regions; /* parallel regions run (each ends in a barrier); written by the caller only */
 };
@@ -212,7 +211,7 @@ static bool joined(rlx_threadpool *tp) {
 
 /* One region: tasks base + [0, n), n <= SHARE_MAX, dealt in shares. */
 static void region(rlx_threadpool *tp, int64_t base, int64_t n) {
-  tp->base = base, tp->n = n;
+  tp->base = base;
   tp->regions++;
   for (int t = 0; t < tp->size; t++) {
     uint64_t lo = (uint64_t)(n * t / tp->size), hi = (uint64_t)(n * (t + 1) / tp->size);

@@ -19,17 +19,13 @@
 #include "cpu/select.h"
 #include "ops/ops_util.h"
 #include "runtime/runtime.h"
+#include "rand_buf.h"
 #include "test.h"
 
 #define PIX "f32_conv_pixel_sgemm"
 
 static unsigned rng = 77;
-static float urand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)(rng >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
-}
-
-static float *buf(int64_t n) { return aligned_alloc(64, ((size_t)(n ? n : 1) * sizeof(float) + 63) & ~(size_t)63); }
+static float urand(void) { return lcg_unit(&rng); }
 
 typedef struct pix_case {
   const char *what;

@@ -26,6 +26,7 @@
 #include "cpu/select.h"
 #include "ops/ops_util.h"
 #include "runtime/runtime.h"
+#include "rand_buf.h"
 #include "test.h"
 
 #define WG4 "f32_conv_winograd_4x4_3x3"
@@ -34,10 +35,7 @@
 #define TOL2 5e-7
 
 static unsigned rng = 2024;
-static float urand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)(rng >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
-}
+static float urand(void) { return lcg_unit(&rng); }
 
 typedef struct conv_case {
   const char *what;
@@ -49,8 +47,6 @@ typedef struct conv_case {
   const char *force;   /* RLX_WINOGRAD, or NULL for the chooser's own pick */
   const char *want;    /* the kernel that must run */
 } conv_case;
-
-static float *buf(int64_t n) { return aligned_alloc(64, ((size_t)(n ? n : 1) * sizeof(float) + 63) & ~(size_t)63); }
 
 /* Runs c on `threads` threads; returns the worst |fast - ref| / scale over the finite outputs (or +Inf on a
  * mismatch of NaN / Inf). */
