@@ -325,7 +325,7 @@ def _load(port: int, model) -> dict:
             "failures": failures}
 
 
-def test_two_replicas_on_a_two_node_cluster(mlp):
+def test_two_replicas_on_a_two_node_cluster(mlp, monkeypatch):
     pytest.importorskip("ray", reason="ray is not installed (pip install 'ray[serve]')")
     import ray
     from ray import serve
@@ -344,6 +344,11 @@ def test_two_replicas_on_a_two_node_cluster(mlp):
     # proxies would (docs/serving.md)
     os.environ["RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING"] = "0"
     temp = tempfile.mkdtemp(prefix="rlxray")  # short: Ray's socket paths must fit 107 bytes
+    # Ray 2.60 writes the cluster's address to its default temp dir
+    # ($RAY_TMPDIR/ray, else /tmp/ray) whatever temp_dir the head was given,
+    # and fails where that directory does not exist: point it at ours
+    monkeypatch.setenv("RAY_TMPDIR", temp)
+    os.makedirs(os.path.join(temp, "ray"), exist_ok=True)
     # 127.0.0.2, loopback all the same: ray.init rewrites 127.0.0.1 and
     # "localhost" in an address to the machine's outward IP, where a node
     # bound to 127.0.0.1 is not listening
