@@ -38,7 +38,7 @@ if [ ! -f "$(clang -print-file-name="libclang_rt.asan-$(uname -m).a")" ]; then
 fi
 
 if [ "${1:-}" = "--python" ]; then
-  if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest, ray.serve" 2>/dev/null; then
+  if ! python3 -c "import torch, torchvision, transformers, numpy, safetensors, pytest, timm, expecttest, ray.serve" 2>/dev/null; then
     echo "deps: installing Python packages (torch, torchvision, transformers, ray[serve], ...)"
     python3 -m pip install -q --disable-pip-version-check -r python/requirements-test.txt
   fi
