@@ -247,7 +247,15 @@ rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       conv_ep e = {ep, in[2].data ? (const float *)in[2].data + gi * Og : NULL,
                    n->n_in > 3 && in[3].data ? (const float *)in[3].data + (b * c.O + gi * Og) * osp : NULL, C};
       rlx_sgemm_args a = {.M = Og, .N = osp, .K = Kd, .a_packed = wp + gi * wgroup, .C = C, .ldc = osp,
-                          .epilogue = need_ep ? conv_epilogue : NULL, .epilogue_ctx = &e, .by_cols = true};
+                          .by_cols = true};
+      /* bias, residual and a simple activation in the microkernel's registers; others after each block */
+      rlx_sgemm_post post;
+      if (need_ep && rlx_cpu_sgemm_post(ep, &post)) {
+        post.row_bias = e.bias, post.res = e.residual, post.ldr = osp;
+        a.post = &post;
+      } else if (need_ep) {
+        a.epilogue = conv_epilogue, a.epilogue_ctx = &e;
+      }
       if (rlx_conv_direct(&c)) a.B = xg, a.ldb = osp;
       else a.pack_b = pack_im2col, a.pack_ctx = &src;
       rlx_sgemm_ex(x->tp, &a, gemm_scratch);

@@ -124,8 +124,16 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   nhwc_ep e = {ep, in[2].data, res, out[0].data};
   nhwc_src src = {&c, in[0].data};
   rlx_sgemm_args a = {.isa = rlx_sgemm_isa_for(c.O), .M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
-                      .trans_b = true, .C = out[0].data, .ldc = c.O,
-                      .epilogue = in[2].data || res || ep->has_act ? nhwc_epilogue : NULL, .epilogue_ctx = &e};
+                      .trans_b = true, .C = out[0].data, .ldc = c.O};
+  /* bias, residual and a simple activation in the microkernel's registers; others after each block */
+  rlx_sgemm_post post;
+  if (!in[2].data && !res && !ep->has_act) {
+  } else if (rlx_cpu_sgemm_post(ep, &post)) {
+    post.col_bias = in[2].data, post.res = res, post.ldr = c.O;
+    a.post = &post;
+  } else {
+    a.epilogue = nhwc_epilogue, a.epilogue_ctx = &e;
+  }
   if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;
   else a.pack_a = pack_rows, a.pack_a_ctx = &src;
   rlx_sgemm_ex(x->tp, &a, x->scratch);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cpu/bcast.h"
+#include "cpu/gemm.h"
 #include "cpu/select.h"
 #include "cpu/vmath.h"
 #include "ops/ops_util.h"
@@ -149,6 +150,31 @@ RLX_VEC_CLONES static bool unary_f32(const rlx_unary_params *p, const float *x, 
 
 bool rlx_cpu_unary_f32(const rlx_unary_params *p, const float *x, float *y, int64_t n) {
   return unary_f32(p, x, y, n);
+}
+
+/* The activations the sgemm's post computes, with unary_f32's float
+ * operations (gemm.c post_act, gemm_avx512.c post_act). */
+bool rlx_cpu_sgemm_post(const rlx_epilogue *ep, rlx_sgemm_post *post) {
+  *post = (rlx_sgemm_post){.act = RLX_SGEMM_ACT_NONE};
+  if (!ep->has_act) return true;
+  const rlx_unary_params *p = &ep->act;
+  switch (p->kind) {
+    case RLX_UNARY_RELU:
+      post->act = RLX_SGEMM_ACT_RELU;
+      return true;
+    case RLX_UNARY_HARDTANH:
+      post->act = RLX_SGEMM_ACT_HARDTANH, post->lo = (float)p->a, post->hi = (float)p->b;
+      return true;
+    case RLX_UNARY_CLAMP:
+      post->act = RLX_SGEMM_ACT_CLAMP;
+      post->lo = p->a == p->a ? (float)p->a : -INFINITY, post->hi = p->b == p->b ? (float)p->b : INFINITY;
+      return true;
+    case RLX_UNARY_HARDSWISH:
+      post->act = RLX_SGEMM_ACT_HARDSWISH;
+      return true;
+    default:
+      return false;
+  }
 }
 
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n) {

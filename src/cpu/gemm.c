@@ -158,6 +158,7 @@ typedef struct gemm_job {
   const void *pack_a_ctx;
   rlx_sgemm_epilogue_fn epilogue;
   const void *epilogue_ctx;
+  const rlx_sgemm_post *post;
   /* the current (jc, pc) block */
   int64_t mc; /* rows of an A block (mc_for) */
   int64_t j0, nc, p0, kc, panels, mtiles, chunk;
@@ -227,15 +228,65 @@ static void pack_b_task(void *ctx, int64_t t, int worker) {
   pack_panel_rows(j, p, j->p0 + r0, rows, j->bp_fill + p * j->kc * nr + r0 * nr);
 }
 
-/* The epilogue on rows [i0, i0 + m) over the columns of panels [pa, pb), one
+/* The epilogue (and with_post, the post) on rows [i0, i0 + m) over the columns of panels [pa, pb), one
  * call per MR rows: long rows amortize the call, and the task's C block is
  * still in L2. */
-static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0, int64_t m) {
+static void epilogue_span(const gemm_job *j, int64_t pa, int64_t pb, int64_t i0, int64_t m, bool with_post) {
   int mr = j->isa->mr;
   int64_t col = j->j0 + pa * j->isa->nr, end = RLX_MIN(j->j0 + pb * j->isa->nr, j->N);
-  for (int64_t ir = 0; ir < m; ir += mr)
-    j->epilogue(j->epilogue_ctx, j->C + (i0 + ir) * j->ldc + col, j->ldc, i0 + ir, col, (int)RLX_MIN(mr, m - ir),
-                (int)(end - col));
+  for (int64_t ir = 0; ir < m; ir += mr) {
+    float *c = j->C + (i0 + ir) * j->ldc + col;
+    int rows = (int)RLX_MIN(mr, m - ir);
+    if (j->epilogue) j->epilogue(j->epilogue_ctx, c, j->ldc, i0 + ir, col, rows, (int)(end - col));
+    if (with_post && j->post) rlx_sgemm_post_tile(j->post, c, j->ldc, i0 + ir, col, rows, (int)(end - col));
+  }
+}
+
+/* c[i][j] = act((c[i][j] + bias) + res[i][j]) in scalar float: the
+ * operations, in the order, of the AVX-512 kernels' post_vec. */
+static float post_act(const rlx_sgemm_post *p, float x) {
+  switch (p->act) {
+    case RLX_SGEMM_ACT_RELU:
+      return x > 0.0f ? x : (x == x ? 0.0f : x);
+    case RLX_SGEMM_ACT_HARDTANH:
+      return x < p->lo ? p->lo : x > p->hi ? p->hi : x;
+    case RLX_SGEMM_ACT_CLAMP: {
+      float v = x < p->lo ? p->lo : x;
+      return v > p->hi ? p->hi : v;
+    }
+    case RLX_SGEMM_ACT_HARDSWISH: {
+      float v = x + 3.0f;
+      v = v < 0.0f ? 0.0f : v;
+      v = v > 6.0f ? 6.0f : v;
+      return x * v / 6.0f;
+    }
+    default:
+      return x;
+  }
+}
+
+void rlx_sgemm_post_tile(const rlx_sgemm_post *p, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  for (int r = 0; r < m; r++) {
+    float *row = c + r * ldc;
+    const float *res = p->res ? p->res + (i0 + r) * p->ldr + j0 : NULL;
+    for (int k = 0; k < n; k++) {
+      float v = row[k];
+      if (p->col_bias) v += p->col_bias[j0 + k];
+      else if (p->row_bias) v += p->row_bias[i0 + r];
+      if (res) v += res[k];
+      row[k] = post_act(p, v);
+    }
+  }
+}
+
+/* The microkernel storing with the post, where the ISA has one (NULL: the
+ * post runs on the stored block). */
+typedef void (*post_ukernel)(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m, int n,
+                             bool accumulate, const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+static post_ukernel post_kernel_of(const rlx_sgemm_isa *isa) {
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32) return rlx_f32_gemm_ukernel_post__avx512_12x32;
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16) return rlx_f32_gemm_ukernel_post__avx512_12x16;
+  return NULL;
 }
 
 /* Task t's part of K block [p0, p0 + kc): its mc rows of A against its
@@ -255,19 +306,24 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
       int nn = (int)RLX_MIN(isa->nr, j->N - col);
       isa->skinny(kc, j->A + p0, j->lda, bp + (p - pbase) * kc * isa->nr, c, j->ldc, (int)j->M, nn, p0 > 0);
     }
-    if (last && j->epilogue) epilogue_span(j, pa, pb, 0, j->M);
+    if (last && (j->epilogue || j->post)) epilogue_span(j, pa, pb, 0, j->M, true);
     return;
   }
   if (j->a_inplace) { /* A read in place: few panels would reuse a packed block */
     for (int64_t p = pa; p < pb; p++) {
       int64_t col = j->j0 + p * isa->nr;
       const float *b = bp + (p - pbase) * kc * isa->nr;
-      for (int64_t ir = 0; ir < mc; ir += isa->mr)
-        rlx_f32_gemm_ukernel_a__avx512_12x32(kc, j->A + (i0 + ir) * j->lda + p0, j->lda, b,
-                                             j->C + (i0 + ir) * j->ldc + col, j->ldc, (int)RLX_MIN(isa->mr, mc - ir),
-                                             (int)RLX_MIN(isa->nr, j->N - col), p0 > 0);
+      for (int64_t ir = 0; ir < mc; ir += isa->mr) {
+        const float *a = j->A + (i0 + ir) * j->lda + p0;
+        float *c = j->C + (i0 + ir) * j->ldc + col;
+        int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
+        if (last && j->post)
+          rlx_f32_gemm_ukernel_a_post__avx512_12x32(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0, j->post, i0 + ir, col);
+        else
+          rlx_f32_gemm_ukernel_a__avx512_12x32(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0);
+      }
     }
-    if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
+    if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc, false);
     return;
   }
   const float *ap;
@@ -282,16 +338,23 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
       pack_a(isa->mr, j->A + i0 * j->lda + p0, j->lda, mc, kc, buf);
     ap = buf;
   }
+  post_ukernel pk = last && j->post ? post_kernel_of(isa) : NULL;
   for (int64_t p = pa; p < pb; p++) {
     int64_t col = j->j0 + p * isa->nr;
     const float *b = bp + (p - pbase) * kc * isa->nr;
     for (int64_t ir = 0; ir < mc; ir += isa->mr) {
       float *c = j->C + (i0 + ir) * j->ldc + col;
       int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
-      isa->ukernel(kc, ap + (ir / isa->mr) * kc * isa->mr, b, c, j->ldc, m, nn, p0 > 0);
+      const float *a = ap + (ir / isa->mr) * kc * isa->mr;
+      if (pk) {
+        pk(kc, a, b, c, j->ldc, m, nn, p0 > 0, j->post, i0 + ir, col);
+        continue;
+      }
+      isa->ukernel(kc, a, b, c, j->ldc, m, nn, p0 > 0);
+      if (last && j->post) rlx_sgemm_post_tile(j->post, c, j->ldc, i0 + ir, col, m, nn); /* in L1 still */
     }
   }
-  if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc);
+  if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc, false);
 }
 
 /* Task t packs block (t / kblocks, t % kblocks) of A into the shared
@@ -354,10 +417,13 @@ static void skinny_task(void *ctx, int64_t t, int worker) {
       isa->skinny(kc, j->A + p0, j->lda, bp, j->C + col, j->ldc, (int)j->M, (int)RLX_MIN(isa->nr, j->N - col), p0 > 0);
     }
   }
-  if (j->epilogue) {
+  if (j->epilogue || j->post) {
     int64_t c0 = pa * isa->nr, c1 = RLX_MIN(pb * isa->nr, j->N);
-    for (int64_t c = c0; c < c1; c += 1 << 20) /* n is an int */
-      j->epilogue(j->epilogue_ctx, j->C + c, j->ldc, 0, c, (int)j->M, (int)RLX_MIN(1 << 20, c1 - c));
+    for (int64_t c = c0; c < c1; c += 1 << 20) { /* n is an int */
+      int n = (int)RLX_MIN(1 << 20, c1 - c);
+      if (j->epilogue) j->epilogue(j->epilogue_ctx, j->C + c, j->ldc, 0, c, (int)j->M, n);
+      if (j->post) rlx_sgemm_post_tile(j->post, j->C + c, j->ldc, 0, c, (int)j->M, n);
+    }
   }
 }
 
@@ -369,13 +435,14 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
     for (int64_t i = 0; i < M; i++) {
       memset(a->C + i * a->ldc, 0, sizeof(float) * (size_t)N);
       if (a->epilogue) a->epilogue(a->epilogue_ctx, a->C + i * a->ldc, a->ldc, i, 0, 1, (int)RLX_MIN(N, 1 << 30));
+      if (a->post) rlx_sgemm_post_tile(a->post, a->C + i * a->ldc, a->ldc, i, 0, 1, (int)RLX_MIN(N, 1 << 30));
     }
     return;
   }
   char *base = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   gemm_job j = {.isa = isa, .M = M, .N = N, .K = K, .lda = a->lda, .ldb = a->ldb, .ldc = a->ldc, .A = a->A,
                 .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
-                .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .a_packed = a->a_packed,
+                .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .post = a->post, .a_packed = a->a_packed,
                 .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx, .b_packed = prepacked,
                 .a_bufs = base + b_block_bytes(), .b_bufs = base, .by_cols = a->by_cols};
   int threads = rlx_threadpool_size(tp);
@@ -507,7 +574,8 @@ void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, 
     const rlx_sgemm_args *x = &a[i];
     b.jobs[i] = (gemm_job){.isa = isa, .M = M, .N = N, .K = K, .lda = x->lda, .ldb = x->ldb, .ldc = x->ldc, .A = x->A,
                            .B = x->B, .trans_b = x->trans_b, .C = x->C, .pack_b = x->pack_b, .pack_ctx = x->pack_ctx,
-                           .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .a_packed = x->a_packed,
+                           .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .post = x->post,
+                           .a_packed = x->a_packed,
                            .pack_a = x->pack_a, .pack_a_ctx = x->pack_a_ctx, .b_packed = x->b_packed,
                            .a_bufs = base + b_block_bytes(), .b_bufs = base, .mc = mc, .mtiles = mtiles, .j0 = 0, .nc = N,
                            .panels = panels, .chunk = chunk, .ctiles = ctiles, .by_cols = a->by_cols,

@@ -85,6 +85,47 @@ typedef void (*rlx_sgemm_pack_a_fn)(const void *ctx, int64_t i0, int rows, int64
                                     float *dst);
 typedef void (*rlx_sgemm_epilogue_fn)(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
 
+/* An epilogue simple enough for the microkernel to apply in registers as it
+ * stores C's last K block (rlx_sgemm_args.post), so it costs no pass over
+ * C: c[i][j] = act((c[i][j] + bias) + res[i * ldr + j]), bias being
+ * col_bias[j] (a linear layer's, a channels-last conv's) or row_bias[i] (a
+ * channel-major conv's), each term optional. The float operations, in
+ * their order, of the callback epilogues it replaces (conv_nhwc.c,
+ * matmul.c, conv_gemm.c: bias, then residual, then the activation as
+ * eltwise.c computes it), so the two give the same bits. The AVX-512
+ * kernels apply it in registers; the other ISAs and the skinny path on
+ * each finished tile (rlx_sgemm_post_tile). docs/design.md, "Epilogues". */
+typedef enum rlx_sgemm_act {
+  RLX_SGEMM_ACT_NONE,
+  RLX_SGEMM_ACT_RELU,      /* x > 0 or NaN ? x : 0 */
+  RLX_SGEMM_ACT_HARDTANH,  /* x < lo ? lo : x > hi ? hi : x */
+  RLX_SGEMM_ACT_CLAMP,     /* v = x < lo ? lo : x; v > hi ? hi : v */
+  RLX_SGEMM_ACT_HARDSWISH, /* x * min(max(x + 3, 0), 6) / 6, as compares */
+} rlx_sgemm_act;
+
+typedef struct rlx_sgemm_post {
+  const float *col_bias; /* [N], or NULL */
+  const float *row_bias; /* [M], or NULL (not with col_bias) */
+  const float *res;      /* [M, N] with row stride ldr, or NULL; never C itself */
+  int64_t ldr;
+  rlx_sgemm_act act;
+  float lo, hi;
+} rlx_sgemm_post;
+
+/* The post on the finished block c[0..m, 0..n] at row i0, column j0 of C. */
+void rlx_sgemm_post_tile(const rlx_sgemm_post *p, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n);
+/* The 12x32 / 12x16 AVX-512 microkernels (packed A; A in place), storing with the post applied; i0, j0: the
+ * block's place in C. */
+void rlx_f32_gemm_ukernel_post__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                             int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                             int64_t j0);
+void rlx_f32_gemm_ukernel_post__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                             int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                             int64_t j0);
+void rlx_f32_gemm_ukernel_a_post__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                               int64_t ldc, int m, int n, bool accumulate,
+                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+
 typedef struct rlx_sgemm_args {
   const rlx_sgemm_isa *isa; /* the microkernel (NULL: rlx_sgemm_active()); B packed for it */
   int64_t M, N, K;
@@ -103,6 +144,7 @@ typedef struct rlx_sgemm_args {
   int64_t ldc;
   rlx_sgemm_epilogue_fn epilogue;
   const void *epilogue_ctx;
+  const rlx_sgemm_post *post; /* or the epilogue applied in registers (not both) */
   /* Which of C's dimensions the threads split first: its rows (the default:
    * pixels of a channels-last or pixel-major conv, tokens of a linear), or,
    * with by_cols, its columns (the pixels of a channel-major conv). Each

@@ -17,16 +17,65 @@
  * 48 to 192 measured the same. */
 #define A_AHEAD (12 * 96)
 
+/* The post (gemm.h) on one vector of row i of the block: bias, residual,
+ * activation, each the float operation rlx_sgemm_post_tile does, so the
+ * two agree to the bit. cb: the column bias' vector; res: the residual's
+ * row at this vector, read under mask k. */
+static inline __attribute__((always_inline)) __m512 post_act(const rlx_sgemm_post *p, __m512 v) {
+  const __m512 zero = _mm512_setzero_ps();
+  switch (p->act) {
+    case RLX_SGEMM_ACT_RELU: /* NaN kept: "not less or equal" holds for it */
+      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);
+    case RLX_SGEMM_ACT_HARDTANH: {
+      __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
+      __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+      return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+    }
+    case RLX_SGEMM_ACT_CLAMP: {
+      __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
+      __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+      return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, hi, _CMP_GT_OQ), hi);
+    }
+    case RLX_SGEMM_ACT_HARDSWISH: {
+      __m512 six = _mm512_set1_ps(6.0f), t = _mm512_add_ps(v, _mm512_set1_ps(3.0f));
+      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ), zero);
+      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, six, _CMP_GT_OQ), six);
+      return _mm512_div_ps(_mm512_mul_ps(v, t), six);
+    }
+    default:
+      return v;
+  }
+}
+
+static inline __attribute__((always_inline)) __m512 post_vec(const rlx_sgemm_post *p, __m512 v, __m512 cb,
+                                                             int64_t row, const float *res, __mmask16 k) {
+  if (p->col_bias) v = _mm512_add_ps(v, cb);
+  else if (p->row_bias) v = _mm512_add_ps(v, _mm512_set1_ps(p->row_bias[row]));
+  if (res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, res));
+  return post_act(p, v);
+}
+
+/* Row i's residual at column j0 + off, or NULL. */
+#define RES_AT(i, off) (post->res ? post->res + (i0 + (i)) * post->ldr + j0 + (off) : NULL)
+
 #define ROW(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = _mm512_setzero_ps();
 #define FMA(i)                                            \
   x = _mm512_set1_ps(a[i]);                               \
   c##i##0 = _mm512_fmadd_ps(x, b0, c##i##0);              \
   c##i##1 = _mm512_fmadd_ps(x, b1, c##i##1);
+/* The stores of row i (in kernels with post, i0, j0 and the column bias
+ * vectors cb0, cb1 in scope; post NULL compiles to the plain store). */
 #define STORE_FULL(i)                                                                        \
   do {                                                                                       \
     float *p = c + (i)*ldc;                                                                  \
-    _mm512_storeu_ps(p, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p), c##i##0) : c##i##0);  \
-    _mm512_storeu_ps(p + 16, accumulate ? _mm512_add_ps(_mm512_loadu_ps(p + 16), c##i##1) : c##i##1); \
+    __m512 v0 = accumulate ? _mm512_add_ps(_mm512_loadu_ps(p), c##i##0) : c##i##0;           \
+    __m512 v1 = accumulate ? _mm512_add_ps(_mm512_loadu_ps(p + 16), c##i##1) : c##i##1;      \
+    if (post) {                                                                              \
+      v0 = post_vec(post, v0, cb0, i0 + (i), RES_AT(i, 0), 0xffff);                          \
+      v1 = post_vec(post, v1, cb1, i0 + (i), RES_AT(i, 16), 0xffff);                         \
+    }                                                                                        \
+    _mm512_storeu_ps(p, v0);                                                                 \
+    _mm512_storeu_ps(p + 16, v1);                                                            \
   } while (0)
 #define STORE_PART(i)                                                                               \
   if ((i) < m) {                                                                                    \
@@ -36,15 +85,29 @@
       v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);                                         \
       v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);                                    \
     }                                                                                               \
+    if (post) {                                                                                     \
+      v0 = post_vec(post, v0, cb0, i0 + (i), RES_AT(i, 0), k0);                                     \
+      v1 = post_vec(post, v1, cb1, i0 + (i), RES_AT(i, 16), k1);                                    \
+    }                                                                                               \
     _mm512_mask_storeu_ps(p, k0, v0);                                                               \
     _mm512_mask_storeu_ps(p + 16, k1, v1);                                                          \
   }
+/* The column bias of a 32-wide block under its masks (zero without post). */
+#define COL_BIAS2()                                                                          \
+  __m512 cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();                               \
+  if (post && post->col_bias) {                                                              \
+    cb0 = _mm512_maskz_loadu_ps(k0, post->col_bias + j0);                                    \
+    cb1 = _mm512_maskz_loadu_ps(k1, post->col_bias + j0 + 16);                               \
+  }
+#define MASKS2()                                                                                                  \
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0)
 
 /* The last row block of a product whose M is not a multiple of 12 (a conv
  * with 64 output channels ends in a block of 4): R rows of the 12-row
  * panel only, so a block of 4 costs a third of a full one, not all of it. */
 static inline __attribute__((always_inline)) void ukernel_rows(const int R, int64_t K, const float *a, const float *b,
-                                                               float *c, int64_t ldc, int m, int n, bool accumulate) {
+                                                               float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
   __m512 acc[8][2];
   for (int i = 0; i < m; i++) {
     _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
@@ -65,7 +128,8 @@ static inline __attribute__((always_inline)) void ukernel_rows(const int R, int6
       acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
     }
   }
-  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
+  MASKS2();
+  COL_BIAS2()
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) {
     if (i >= m) break;
@@ -75,19 +139,24 @@ static inline __attribute__((always_inline)) void ukernel_rows(const int R, int6
       v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
       v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
     }
+    if (post) {
+      v0 = post_vec(post, v0, cb0, i0 + i, RES_AT(i, 0), k0);
+      v1 = post_vec(post, v1, cb1, i0 + i, RES_AT(i, 16), k1);
+    }
     _mm512_mask_storeu_ps(p, k0, v0);
     _mm512_mask_storeu_ps(p + 16, k1, v1);
   }
 }
 
-void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
-                                        int m, int n, bool accumulate) {
+static inline __attribute__((always_inline)) void k12x32(int64_t K, const float *a, const float *b, float *c,
+                                                         int64_t ldc, int m, int n, bool accumulate,
+                                                         const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
   if (m <= 4) {
-    ukernel_rows(4, K, a, b, c, ldc, m, n, accumulate);
+    ukernel_rows(4, K, a, b, c, ldc, m, n, accumulate, post, i0, j0);
     return;
   }
   if (m <= 8) {
-    ukernel_rows(8, K, a, b, c, ldc, m, n, accumulate);
+    ukernel_rows(8, K, a, b, c, ldc, m, n, accumulate, post, i0, j0);
     return;
   }
   /* C is read (accumulate) and written only at the end: fetch its lines
@@ -106,23 +175,36 @@ void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *
     __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
     FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
   }
+  MASKS2();
+  COL_BIAS2()
   if (m == 12 && n == 32) {
     STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
     STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
     return;
   }
   /* a partial block: masked stores, row by row, no spill */
-  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
   STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
   STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
+}
+
+void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
+                                        int m, int n, bool accumulate) {
+  k12x32(K, a, b, c, ldc, m, n, accumulate, NULL, 0, 0);
+}
+
+void rlx_f32_gemm_ukernel_post__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                             int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                             int64_t j0) {
+  k12x32(K, a, b, c, ldc, m, n, accumulate, post, i0, j0);
 }
 
 /* The 12x32 block with A read in place (rows of stride lda, not packed):
  * for products where a packed A block would serve few B panels (a 1x1 conv
  * or a linear layer with few output columns), packing it costs more than
  * it saves. Rows past m alias row 0 (read, never stored). */
-void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
-                                          int64_t ldc, int m, int n, bool accumulate) {
+static inline __attribute__((always_inline)) void k12x32_a(int64_t K, const float *a, int64_t lda, const float *b,
+                                                           float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                           const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
   const float *r[12];
   for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
   for (int i = 0; i < m; i++) {
@@ -142,14 +224,26 @@ void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda
     FMA_A(0) FMA_A(1) FMA_A(2) FMA_A(3) FMA_A(4) FMA_A(5) FMA_A(6) FMA_A(7) FMA_A(8) FMA_A(9) FMA_A(10) FMA_A(11)
   }
 #undef FMA_A
+  MASKS2();
+  COL_BIAS2()
   if (m == 12 && n == 32) {
     STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
     STORE_FULL(6); STORE_FULL(7); STORE_FULL(8); STORE_FULL(9); STORE_FULL(10); STORE_FULL(11);
     return;
   }
-  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), k1 = (__mmask16)(n > 16 ? (1u << (n - 16)) - 1 : 0);
   STORE_PART(0) STORE_PART(1) STORE_PART(2) STORE_PART(3) STORE_PART(4) STORE_PART(5)
   STORE_PART(6) STORE_PART(7) STORE_PART(8) STORE_PART(9) STORE_PART(10) STORE_PART(11)
+}
+
+void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate) {
+  k12x32_a(K, a, lda, b, c, ldc, m, n, accumulate, NULL, 0, 0);
+}
+
+void rlx_f32_gemm_ukernel_a_post__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                               int64_t ldc, int m, int n, bool accumulate,
+                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
+  k12x32_a(K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0);
 }
 
 /* Skinny: m <= 4 rows of A against one 32-column panel; two k steps per
@@ -196,11 +290,14 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
 #define STORE1(i)                                                                                 \
   if ((i) < m) {                                                                                  \
     float *p = c + (i)*ldc;                                                                       \
-    _mm512_mask_storeu_ps(p, k0, accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), c##i) : c##i); \
+    __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), c##i) : c##i;             \
+    if (post) v = post_vec(post, v, cb0, i0 + (i), RES_AT(i, 0), k0);                             \
+    _mm512_mask_storeu_ps(p, k0, v);                                                              \
   }
 
-void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
-                                        int n, bool accumulate) {
+static inline __attribute__((always_inline)) void k12x16(int64_t K, const float *a, const float *b, float *c,
+                                                         int64_t ldc, int m, int n, bool accumulate,
+                                                         const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
   for (int i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1); /* as 12x32 */
   ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
 #pragma GCC unroll 4
@@ -211,8 +308,20 @@ void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *
     FMA1(0) FMA1(1) FMA1(2) FMA1(3) FMA1(4) FMA1(5) FMA1(6) FMA1(7) FMA1(8) FMA1(9) FMA1(10) FMA1(11)
   }
   __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+  __m512 cb0 = post && post->col_bias ? _mm512_maskz_loadu_ps(k0, post->col_bias + j0) : _mm512_setzero_ps();
   STORE1(0) STORE1(1) STORE1(2) STORE1(3) STORE1(4) STORE1(5)
   STORE1(6) STORE1(7) STORE1(8) STORE1(9) STORE1(10) STORE1(11)
+}
+
+void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                        int n, bool accumulate) {
+  k12x16(K, a, b, c, ldc, m, n, accumulate, NULL, 0, 0);
+}
+
+void rlx_f32_gemm_ukernel_post__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
+                                             int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                             int64_t j0) {
+  k12x16(K, a, b, c, ldc, m, n, accumulate, post, i0, j0);
 }
 
 /* Skinny with one 16-column panel: m <= 4 rows, two k steps per iteration. */

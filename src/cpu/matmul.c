@@ -75,8 +75,16 @@ static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scr
                       .trans_b = p->trans_b, .b_packed = (const float *)j->x->packed, .C = C, .ldc = j->N};
   mm_ep e = {p, j->in[2].data, j->n->n_in > 3 && j->in[3].data ? (const float *)j->in[3].data + bi * j->M * j->N : NULL,
              C};
-  if (j->in_gemm_ep && (e.bias || e.residual || p->alpha != 1.0 || p->ep.has_act))
+  /* bias, residual and a simple activation in the microkernel's registers where alpha and beta are 1 (their
+   * products then exact); others after each block */
+  rlx_sgemm_post post;
+  if (!j->in_gemm_ep || !(e.bias || e.residual || p->alpha != 1.0 || p->ep.has_act)) {
+  } else if (p->alpha == 1.0 && (!e.bias || p->beta == 1.0) && rlx_cpu_sgemm_post(&p->ep, &post)) {
+    post.col_bias = e.bias, post.res = e.residual, post.ldr = j->N;
+    a.post = &post;
+  } else {
     a.epilogue = mm_epilogue, a.epilogue_ctx = &e;
+  }
   rlx_sgemm_ex(tp, &a, scratch);
 }
 

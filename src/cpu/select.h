@@ -40,6 +40,12 @@ bool rlx_cpu_unary_f32(const rlx_unary_params *p, const float *x, float *y, int6
 /* y = act(y) in place, in float (fast paths for the common kinds). */
 void rlx_cpu_act_f32(const rlx_unary_params *p, float *y, int64_t n);
 
+/* The sgemm's in-register post (cpu/gemm.h) for an epilogue's activation:
+ * false where the activation is not one it computes (SiLU, GELU, ...; the
+ * callback epilogue then runs). Bias and residual left unset. */
+struct rlx_sgemm_post;
+bool rlx_cpu_sgemm_post(const rlx_epilogue *ep, struct rlx_sgemm_post *post);
+
 /* The fused epilogue (residual add, activation) of a f32 matmul/conv output. */
 void rlx_cpu_epilogue(rlx_threadpool *tp, const rlx_epilogue *ep, const rlx_tensor_view *residual,
                       rlx_tensor_view *out);

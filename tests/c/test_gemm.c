@@ -6,7 +6,11 @@
  */
 #include <stdlib.h>
 
+#include <math.h>
+#include <string.h>
+
 #include "cpu/gemm.h"
+#include "cpu/select.h"
 #include "ops/gemm_ref.h"
 #include "test.h"
 
@@ -208,6 +212,113 @@ TEST(prepacked_b) {
   }
 }
 
+/* The callback the post replaces, as conv_nhwc.c / conv_gemm.c / matmul.c
+ * compute it: bias, residual, then the activation through eltwise.c. */
+typedef struct cb_ep {
+  const rlx_unary_params *act; /* or NULL */
+  const float *col_bias, *row_bias, *res;
+  int64_t ldr;
+} cb_ep;
+
+static void callback_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, int64_t j0, int m, int n) {
+  const cb_ep *e = ctx;
+  for (int r = 0; r < m; r++) {
+    float *row = c + r * ldc;
+    for (int k = 0; k < n; k++) {
+      if (e->col_bias) row[k] += e->col_bias[j0 + k];
+      else if (e->row_bias) row[k] += e->row_bias[i0 + r];
+      if (e->res) row[k] += e->res[(i0 + r) * e->ldr + j0 + k];
+    }
+    if (e->act) rlx_cpu_act_f32(e->act, row, n);
+  }
+}
+
+static bool same_bits(float a, float b) { return (a != a && b != b) || memcmp(&a, &b, sizeof a) == 0; }
+
+/* The in-register post (every ISA's kernels, the A-in-place and skinny
+ * paths, prepacked A and B, K across the KC = 256 block, 1 and 2 threads)
+ * gives the bits of the callback epilogue it replaces, for each activation
+ * it takes, with a column or a row bias, a residual, and NaN, +-Inf and
+ * values at the activations' corners (0, -3, 3, 6) in the output. */
+TEST(post_matches_callback) {
+  rlx_unary_params acts[] = {{.kind = RLX_UNARY_RELU},
+                             {.kind = RLX_UNARY_HARDTANH, .a = 0, .b = 6},
+                             {.kind = RLX_UNARY_HARDTANH, .a = -1.5, .b = 0.25},
+                             {.kind = RLX_UNARY_CLAMP, .a = -0.5, .b = NAN},
+                             {.kind = RLX_UNARY_CLAMP, .a = 1, .b = -1}, /* min > max: every element max */
+                             {.kind = RLX_UNARY_HARDSWISH}};
+  struct { int64_t M, N, K; } shapes[] = {{1, 17, 5},   {3, 64, 16},   {5, 33, 1},     {12, 32, 16}, {13, 100, 257},
+                                         {37, 16, 40}, {40, 15, 300}, {100, 64, 16}, {9, 2100, 8}};
+  int checked = 0;
+  for (int ii = 0; rlx_sgemm_isa_at(ii); ii++) {
+    const rlx_sgemm_isa *isa = rlx_sgemm_isa_named(rlx_sgemm_isa_at(ii)->name);
+    if (!isa) continue; /* this CPU cannot run it */
+    isa = rlx_sgemm_isa_at(ii);
+    for (int threads = 1; threads <= 2; threads++) {
+      rlx_threadpool *tp;
+      CHECK_OK(rlx_threadpool_create(threads, &tp));
+      void *scratch = aligned_alloc(64, rlx_sgemm_scratch(threads));
+      for (size_t si = 0; si < RLX_COUNTOF(shapes); si++)
+        for (int act = -1; act < (int)RLX_COUNTOF(acts); act++)
+          for (int mode = 0; mode < 4; mode++) { /* 0 B per call, 1 B prepacked, 2 A prepacked, 3 A in place */
+            int64_t M = shapes[si].M, N = shapes[si].N, K = shapes[si].K;
+            unsigned sd = (unsigned)(M * 31 + N * 7 + K + act * 5 + mode);
+            float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(N * K));
+            float *bias = malloc(sizeof(float) * (size_t)(M > N ? M : N)), *res = malloc(sizeof(float) * (size_t)(M * N));
+            float *C1 = malloc(sizeof(float) * (size_t)(M * N)), *C2 = malloc(sizeof(float) * (size_t)(M * N));
+            for (int64_t i = 0; i < M * K; i++) A[i] = frand(&sd);
+            for (int64_t i = 0; i < N * K; i++) B[i] = frand(&sd); /* [N, K]: trans_b */
+            for (int64_t i = 0; i < (M > N ? M : N); i++) bias[i] = 4.0f * frand(&sd);
+            for (int64_t i = 0; i < M * N; i++) res[i] = 3.0f * frand(&sd);
+            float corner[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -3.0f, 3.0f, 6.0f, -6.0f};
+            for (size_t q = 0; q < RLX_COUNTOF(corner) && q < (size_t)(M * N); q++)
+              res[(q * 7919) % (size_t)(M * N)] = corner[q]; /* with the sum of a small product: near the corner */
+            if (M * K > 2) A[K + 1 < M * K ? K + 1 : 0] = NAN; /* one row of C all NaN */
+            bool row = mode == 2, with_res = (act + mode) % 2 == 0;
+            rlx_sgemm_post post;
+            rlx_epilogue ep = {.has_act = act >= 0, .act = act >= 0 ? acts[act] : (rlx_unary_params){0}};
+            CHECK(rlx_cpu_sgemm_post(&ep, &post));
+            post.col_bias = row ? NULL : bias, post.row_bias = row ? bias : NULL;
+            post.res = with_res ? res : NULL, post.ldr = N;
+            cb_ep e = {act >= 0 ? &acts[act] : NULL, post.col_bias, post.row_bias, post.res, N};
+            float *Bp = NULL, *Ap = NULL;
+            rlx_sgemm_args a = {.isa = isa, .M = M, .N = N, .K = K, .A = A, .lda = K, .B = B, .ldb = K, .trans_b = true,
+                                .ldc = N};
+            if (mode == 1 || mode == 3) { /* 3: few panels (N <= 128) over a plain A read in place (AVX-512) */
+              Bp = rlx_aligned_alloc(rlx_sgemm_packed_size_for(isa, N, K));
+              rlx_sgemm_pack_b_for(isa, N, K, B, K, true, Bp);
+              a.b_packed = Bp;
+            }
+            if (mode == 2) {
+              if (isa != rlx_sgemm_active()) goto next; /* rlx_sgemm_pack_a packs for the active kernel */
+              Ap = rlx_aligned_alloc(rlx_sgemm_packed_a_size(M, K));
+              rlx_sgemm_pack_a(M, K, A, K, Ap);
+              a.A = NULL, a.a_packed = Ap, a.by_cols = true;
+            }
+            a.C = C1, a.post = &post;
+            rlx_sgemm_ex(tp, &a, scratch);
+            a.C = C2, a.post = NULL, a.epilogue = callback_epilogue, a.epilogue_ctx = &e;
+            rlx_sgemm_ex(tp, &a, scratch);
+            int64_t bad = -1;
+            for (int64_t i = 0; i < M * N && bad < 0; i++)
+              if (!same_bits(C1[i], C2[i])) bad = i;
+            if (bad >= 0)
+              fprintf(stderr, "  post %s M=%lld N=%lld K=%lld act=%d mode=%d threads=%d: [%lld] %a, callback %a\n",
+                      isa->name, (long long)M, (long long)N, (long long)K, act, mode, threads, (long long)bad,
+                      C1[bad], C2[bad]);
+            CHECK(bad < 0);
+            checked++;
+          next:
+            rlx_aligned_free(Bp), rlx_aligned_free(Ap);
+            free(A), free(B), free(bias), free(res), free(C1), free(C2);
+          }
+      free(scratch);
+      rlx_threadpool_destroy(tp);
+    }
+  }
+  CHECK(checked > 0);
+}
+
 static void add_index(void *ctx, int64_t i, int worker) {
   (void)worker;
   __atomic_add_fetch((int64_t *)ctx, i + 1, __ATOMIC_RELAXED);
@@ -281,5 +392,5 @@ TEST(pool_deals_contiguous_shares) {
 }
 
 TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, split_by_rows_or_cols, prepacked_b,
-          pool_runs_every_index_once,
+          post_matches_callback, pool_runs_every_index_once,
           pool_deals_contiguous_shares)
