@@ -257,19 +257,17 @@ static void dw_task(void *ctx, int64_t t, int worker) {
   const float *wt = j->wt + c0, *bias = j->bias ? j->bias + c0 : NULL;
   float *yrow = j->y + (b * c->OH + oy) * c->OW * c->C + c0;
   int64_t xoff[DW_TAPS], woff[DW_TAPS];
+  /* the pixels whose every kernel column is inside the image: [in0, in1) */
+  int64_t in0 = (c->pw + c->sw - 1) / c->sw, last = c->W - 1 - (c->kw - 1) * c->dw + c->pw;
+  int64_t in1 = last < 0 ? 0 : RLX_MIN(c->OW, last / c->sw + 1);
+  if (in1 < in0) in1 = in0;
   for (int64_t ox = 0; ox < c->OW;) {
-    /* the kernel columns inside the image at ox: [l0, l1); then the run of pixels that share them */
+    /* the kernel columns inside the image at ox: [l0, l1); then the run of pixels that share them (the
+     * interior run, or one border pixel) */
     int64_t ix0 = ox * c->sw - c->pw, l0 = 0, l1 = c->kw;
     while (l0 < l1 && ix0 + l0 * c->dw < 0) l0++;
     while (l1 > l0 && ix0 + (l1 - 1) * c->dw >= c->W) l1--;
-    int64_t end = ox + 1;
-    for (;; end++) {
-      if (end >= c->OW) break;
-      int64_t jx = end * c->sw - c->pw, m0 = 0, m1 = c->kw;
-      while (m0 < m1 && jx + m0 * c->dw < 0) m0++;
-      while (m1 > m0 && jx + (m1 - 1) * c->dw >= c->W) m1--;
-      if (m0 != l0 || m1 != l1) break;
-    }
+    int64_t end = ox >= in0 && ox < in1 ? in1 : ox + 1;
     float *y = yrow + ox * c->C;
     int64_t np = end - ox;
     if ((k1 - k0) * (l1 - l0) <= DW_TAPS) {

@@ -137,17 +137,22 @@ static void check_case(rlx_graph *g, int convs, int perms, bool nan) {
  * permuted; with at most 4 it is a stem, reading its NCHW input and writing
  * channels-last (x_nchw). A small input (at most 4096 elements) is permuted
  * for the residual add, a big one keeps the add NCHW. */
-static void block_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E, int64_t k, int64_t s, bool nan, int convs,
-                       int perms) {
+static void block_case_dil(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E, int64_t k, int64_t s, int64_t dil,
+                           bool nan, int convs, int perms) {
   rlx_graph g;
   rlx_graph_init(&g);
   rlx_shape xs = shp4(N, C, H, W);
   int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
   int32_t e = un(&g, "relu", RLX_UNARY_RELU, conv(&g, "expand", x, E, 1, 1, 0, 1, 1));
-  int32_t d = un(&g, "hardswish", RLX_UNARY_HARDSWISH, conv(&g, "dw", e, E, k, s, k / 2, 1, E));
+  int32_t d = un(&g, "hardswish", RLX_UNARY_HARDSWISH, conv(&g, "dw", e, E, k, s, k / 2 * dil, dil, E));
   int32_t p = conv(&g, "project", d, C, 1, 1, 0, 1, 1);
   CHECK_OK(rlx_graph_add_output(&g, s == 1 ? bin(&g, "add", RLX_BINARY_ADD, p, x) : p));
   check_case(&g, convs, perms, nan);
+}
+
+static void block_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t E, int64_t k, int64_t s, bool nan, int convs,
+                       int perms) {
+  block_case_dil(N, C, H, W, E, k, s, 1, nan, convs, perms);
 }
 
 TEST(inverted_residual) {
@@ -158,6 +163,9 @@ TEST(inverted_residual) {
   block_case(1, 24, 7, 7, 130, 5, 2, false, 3, 2);  /* 5x5, 130 channels: 64 + 64 + 2 */
   block_case(1, 8, 1, 1, 72, 3, 1, false, 3, 2);    /* a 1x1 image: every tap but the centre outside */
   block_case(1, 3, 20, 3, 24, 9, 1, false, 3, 2);   /* 81 taps: more than the offset table; a 3-channel stem */
+  block_case_dil(1, 16, 11, 13, 48, 3, 1, 2, true, 3, 2);  /* dilation 2: the interior run starts at pixel 2 */
+  block_case_dil(1, 16, 11, 13, 48, 3, 2, 3, false, 3, 2); /* dilation 3, stride 2 */
+  block_case_dil(1, 16, 5, 5, 48, 5, 1, 2, false, 3, 2);   /* dilated kernel wider than the image: no interior */
 }
 
 /* Dense convs: strided 3x3 (implicit im2col from the image), a strided 1x1,
