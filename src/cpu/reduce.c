@@ -21,6 +21,7 @@ typedef struct reduce_job {
   const float *x;
   float *y;
   int64_t outer, R, inner, rows_per_task, strips;
+  double *part; /* band_task's partials: [BANDS][outer * inner] */
 } reduce_job;
 
 RLX_VEC_CLONES static double sum_row(const float *x, int64_t n) {
@@ -70,32 +71,58 @@ static void row_task(void *ctx, int64_t t, int worker) {
   }
 }
 
-RLX_VEC_CLONES static void col_task(void *ctx, int64_t t, int worker) {
-  (void)worker;
-  const reduce_job *j = ctx;
-  int64_t o = t / j->strips, c0 = t % j->strips * STRIP, n = RLX_MIN(STRIP, j->inner - c0);
+/* Strip [c0, c0 + n) of outer index o over reduced rows [r0, r1): sums in
+ * double, or the max / min (NaN sticky), into out[0, n). */
+RLX_VEC_CLONES static void col_strip(const reduce_job *j, int64_t o, int64_t c0, int64_t n, int64_t r0, int64_t r1,
+                                     double *out) {
   const float *x = j->x + o * j->R * j->inner + c0;
-  float *y = j->y + o * j->inner + c0;
   if (j->kind == RLX_REDUCE_MAX || j->kind == RLX_REDUCE_MIN) {
     bool mx = j->kind == RLX_REDUCE_MAX;
     float acc[STRIP];
     for (int64_t i = 0; i < n; i++) acc[i] = mx ? -INFINITY : INFINITY;
-    for (int64_t r = 0; r < j->R; r++) {
+    for (int64_t r = r0; r < r1; r++) {
       const float *xr = x + r * j->inner;
       if (mx)
         for (int64_t i = 0; i < n; i++) acc[i] = (xr[i] > acc[i] || xr[i] != xr[i]) && acc[i] == acc[i] ? xr[i] : acc[i];
       else
         for (int64_t i = 0; i < n; i++) acc[i] = (xr[i] < acc[i] || xr[i] != xr[i]) && acc[i] == acc[i] ? xr[i] : acc[i];
     }
-    for (int64_t i = 0; i < n; i++) y[i] = acc[i];
+    for (int64_t i = 0; i < n; i++) out[i] = acc[i];
     return;
   }
   double acc[STRIP] = {0};
-  for (int64_t r = 0; r < j->R; r++) {
+  for (int64_t r = r0; r < r1; r++) {
     const float *xr = x + r * j->inner;
     for (int64_t i = 0; i < n; i++) acc[i] += (double)xr[i];
   }
-  for (int64_t i = 0; i < n; i++) y[i] = finish(j->kind, acc[i], j->R);
+  for (int64_t i = 0; i < n; i++) out[i] = acc[i];
+}
+
+static void col_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const reduce_job *j = ctx;
+  int64_t o = t / j->strips, c0 = t % j->strips * STRIP, n = RLX_MIN(STRIP, j->inner - c0);
+  double acc[STRIP];
+  col_strip(j, o, c0, n, 0, j->R, acc);
+  float *y = j->y + o * j->inner + c0;
+  for (int64_t i = 0; i < n; i++) y[i] = j->kind == RLX_REDUCE_MAX || j->kind == RLX_REDUCE_MIN ? (float)acc[i] : finish(j->kind, acc[i], j->R);
+}
+
+/* Few column tasks over many rows (a global average pool of a channels-last
+ * image: one strip of C over H*W pixels) split the rows in BANDS bands too,
+ * band first: the pool deals thread t the tasks of its band, the pixels it
+ * wrote in the node before, so no thread reads the other's cache. Each task
+ * writes its partial result; the caller combines them. The split depends on
+ * the shape only, never on the thread count: the same sums at any count. */
+#define BANDS 2
+#define BAND_MAX_OUT 2048 /* outer * inner at most: the partials live on the caller's stack */
+
+static void band_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const reduce_job *j = ctx;
+  int64_t per = j->outer * j->strips, b = t / per, q = t % per, o = q / j->strips, c0 = q % j->strips * STRIP;
+  int64_t n = RLX_MIN(STRIP, j->inner - c0), r0 = j->R * b / BANDS, r1 = j->R * (b + 1) / BANDS;
+  col_strip(j, o, c0, n, r0, r1, j->part + b * j->outer * j->inner + o * j->inner + c0);
 }
 
 /* The input as [outer, R, inner] when the reduced axes (ignoring size-1
@@ -138,6 +165,22 @@ static rlx_status reduce_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     j.strips = (j.inner + STRIP - 1) / STRIP;
     int64_t tasks = j.outer * j.strips;
     bool big = j.outer * j.R * j.inner >= ROW_WORK;
+    if (big && tasks < 4 && j.R >= 4 * BANDS && N <= BAND_MAX_OUT) {
+      double part[BANDS * BAND_MAX_OUT];
+      j.part = part;
+      rlx_parallel_for(x->tp, BANDS * tasks, band_task, &j);
+      bool ext = j.kind == RLX_REDUCE_MAX || j.kind == RLX_REDUCE_MIN, mx = j.kind == RLX_REDUCE_MAX;
+      for (int64_t i = 0; i < N; i++) {
+        double v = part[i];
+        for (int b = 1; b < BANDS; b++) {
+          double w = part[b * N + i];
+          if (!ext) v += w;
+          else if (v == v && ((mx ? w > v : w < v) || w != w)) v = w;
+        }
+        j.y[i] = ext ? (float)v : finish(j.kind, v, j.R);
+      }
+      return RLX_OK;
+    }
     rlx_parallel_for(tasks > 1 && big ? x->tp : NULL, tasks, col_task, &j);
   }
   return RLX_OK;

@@ -384,7 +384,8 @@ TEST(gelu_accuracy) {
 }
 
 /* sum / mean / max / min over one block of axes: rows (global average
- * pool), columns (a middle axis), everything, empty blocks, NaN and inf. */
+ * pool), columns (a middle axis), banded columns (a channels-last pool),
+ * everything, empty blocks, NaN and inf. */
 TEST(reductions) {
   rlx_reduce_kind kinds[] = {RLX_REDUCE_SUM, RLX_REDUCE_MEAN, RLX_REDUCE_MAX, RLX_REDUCE_MIN};
   for (size_t k = 0; k < RLX_COUNTOF(kinds); k++) {
@@ -406,6 +407,13 @@ TEST(reductions) {
     each_threads(nm, RLX_OP_REDUCE, &p, 1, &sx);
     p.reduce.axes = 0x2;
     each_threads(nm, RLX_OP_REDUCE, &p, 1, &sx);
+    /* a channels-last global pool: few column strips over many pixels, the pixels in bands (reduce.c) */
+    p.reduce.axes = 0x6;
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(1, 29, 31, 300)});
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(2, 9, 7, 1000)}); /* outer 2: 8 strips */
+    spec sb = F32(1, 23, 19, 40);
+    sb.specials = true;
+    each_threads(nm, RLX_OP_REDUCE, &p, 1, &sb);
     if (kinds[k] == RLX_REDUCE_SUM) { /* an empty block sums to 0 (infer refuses max/min of nothing, as torch) */
       p.reduce.axes = 0x2;
       each_threads(nm, RLX_OP_REDUCE, &p, 1, (spec[]){F32(3, 0, 5)});
