@@ -127,11 +127,11 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
                       .trans_b = true, .C = out[0].data, .ldc = c.O};
   /* bias, residual and a simple activation in the microkernel's registers; others after each block */
   rlx_sgemm_post post;
-  if (!in[2].data && !res && !ep->has_act) {
-  } else if (rlx_cpu_sgemm_post(ep, &post)) {
+  bool any = in[2].data || res || ep->has_act;
+  if (any && rlx_cpu_sgemm_post(ep, &post)) {
     post.col_bias = in[2].data, post.res = res, post.ldr = c.O;
     a.post = &post;
-  } else {
+  } else if (any) {
     a.epilogue = nhwc_epilogue, a.epilogue_ctx = &e;
   }
   if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;

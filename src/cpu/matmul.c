@@ -78,11 +78,11 @@ static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scr
   /* bias, residual and a simple activation in the microkernel's registers where alpha and beta are 1 (their
    * products then exact); others after each block */
   rlx_sgemm_post post;
-  if (!j->in_gemm_ep || !(e.bias || e.residual || p->alpha != 1.0 || p->ep.has_act)) {
-  } else if (p->alpha == 1.0 && (!e.bias || p->beta == 1.0) && rlx_cpu_sgemm_post(&p->ep, &post)) {
+  bool any = j->in_gemm_ep && (e.bias || e.residual || p->alpha != 1.0 || p->ep.has_act);
+  if (any && p->alpha == 1.0 && (!e.bias || p->beta == 1.0) && rlx_cpu_sgemm_post(&p->ep, &post)) {
     post.col_bias = e.bias, post.res = e.residual, post.ldr = j->N;
     a.post = &post;
-  } else {
+  } else if (any) {
     a.epilogue = mm_epilogue, a.epilogue_ctx = &e;
   }
   rlx_sgemm_ex(tp, &a, scratch);

@@ -105,7 +105,10 @@ static void col_task(void *ctx, int64_t t, int worker) {
   double acc[STRIP];
   col_strip(j, o, c0, n, 0, j->R, acc);
   float *y = j->y + o * j->inner + c0;
-  for (int64_t i = 0; i < n; i++) y[i] = j->kind == RLX_REDUCE_MAX || j->kind == RLX_REDUCE_MIN ? (float)acc[i] : finish(j->kind, acc[i], j->R);
+  if (j->kind == RLX_REDUCE_MAX || j->kind == RLX_REDUCE_MIN)
+    for (int64_t i = 0; i < n; i++) y[i] = (float)acc[i];
+  else
+    for (int64_t i = 0; i < n; i++) y[i] = finish(j->kind, acc[i], j->R);
 }
 
 /* Few column tasks over many rows (a global average pool of a channels-last
