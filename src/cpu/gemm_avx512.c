@@ -5,6 +5,7 @@
  */
 #include <immintrin.h>
 
+#include "cpu/act_avx512.h"
 #include "cpu/gemm.h"
 
 /* How far ahead (floats) of the k loop the packed A panel is prefetched. A
@@ -17,36 +18,14 @@
  * 48 to 192 measured the same. */
 #define A_AHEAD (12 * 96)
 
+static inline __attribute__((always_inline)) __m512 post_act(const rlx_sgemm_post *p, __m512 v) {
+  return rlx_post_act16(p->act, p->lo, p->hi, v);
+}
+
 /* The post (gemm.h) on one vector of row i of the block: bias, residual,
  * activation, each the float operation rlx_sgemm_post_tile does, so the
  * two agree to the bit. cb: the column bias' vector; res: the residual's
  * row at this vector, read under mask k. */
-static inline __attribute__((always_inline)) __m512 post_act(const rlx_sgemm_post *p, __m512 v) {
-  const __m512 zero = _mm512_setzero_ps();
-  switch (p->act) {
-    case RLX_SGEMM_ACT_RELU: /* NaN kept: "not less or equal" holds for it */
-      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_NLE_UQ), v);
-    case RLX_SGEMM_ACT_HARDTANH: {
-      __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
-      __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
-      return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-    }
-    case RLX_SGEMM_ACT_CLAMP: {
-      __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
-      __m512 y = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-      return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(y, hi, _CMP_GT_OQ), hi);
-    }
-    case RLX_SGEMM_ACT_HARDSWISH: {
-      __m512 six = _mm512_set1_ps(6.0f), t = _mm512_add_ps(v, _mm512_set1_ps(3.0f));
-      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ), zero);
-      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, six, _CMP_GT_OQ), six);
-      return _mm512_div_ps(_mm512_mul_ps(v, t), six);
-    }
-    default:
-      return v;
-  }
-}
-
 static inline __attribute__((always_inline)) __m512 post_vec(const rlx_sgemm_post *p, __m512 v, __m512 cb,
                                                              int64_t row, const float *res, __mmask16 k) {
   if (p->col_bias) v = _mm512_add_ps(v, cb);
