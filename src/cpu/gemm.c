@@ -46,6 +46,8 @@ const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name) {
   return NULL;
 }
 
+bool rlx_sgemm_isa_runs(const rlx_sgemm_isa *isa) { return cpu_has(isa->name); }
+
 const rlx_sgemm_isa *rlx_sgemm_isa_at(int i) { return i >= 0 && i < (int)RLX_COUNTOF(isas) ? &isas[i] : NULL; }
 
 const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N) {

@@ -63,6 +63,8 @@ const rlx_sgemm_isa *rlx_sgemm_active(void);
 const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name);
 /* Entry i of the list (NULL past its end), whether or not the CPU runs it (tests). */
 const rlx_sgemm_isa *rlx_sgemm_isa_at(int i);
+/* Whether this CPU can run the microkernel (tests). */
+bool rlx_sgemm_isa_runs(const rlx_sgemm_isa *isa);
 /* The active ISA's microkernel that pads N columns least (ties: the widest). */
 const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N);
 

@@ -75,7 +75,7 @@ TEST(unpacked_a_kernel) {
 TEST(microkernels_all_sizes) {
   for (int n = 0; rlx_sgemm_isa_at(n); n++) { /* every microkernel of the list, narrow panels too */
     const rlx_sgemm_isa *isa = rlx_sgemm_isa_at(n);
-    if (!rlx_sgemm_isa_named(isa->name)) {
+    if (!rlx_sgemm_isa_runs(isa)) {
       printf("  %s %dx%d: not available on this CPU, skipped\n", isa->name, isa->mr, isa->nr);
       continue;
     }
@@ -251,9 +251,8 @@ TEST(post_matches_callback) {
                                          {37, 16, 40}, {40, 15, 300}, {100, 64, 16}, {9, 2100, 8}};
   int checked = 0;
   for (int ii = 0; rlx_sgemm_isa_at(ii); ii++) {
-    const rlx_sgemm_isa *isa = rlx_sgemm_isa_named(rlx_sgemm_isa_at(ii)->name);
-    if (!isa) continue; /* this CPU cannot run it */
-    isa = rlx_sgemm_isa_at(ii);
+    const rlx_sgemm_isa *isa = rlx_sgemm_isa_at(ii);
+    if (!rlx_sgemm_isa_runs(isa)) continue; /* this CPU cannot run it */
     for (int threads = 1; threads <= 2; threads++) {
       rlx_threadpool *tp;
       CHECK_OK(rlx_threadpool_create(threads, &tp));
