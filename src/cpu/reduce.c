@@ -118,7 +118,7 @@ static void col_task(void *ctx, int64_t t, int worker) {
  * writes its partial result; the caller combines them. The split depends on
  * the shape only, never on the thread count: the same sums at any count. */
 #define BANDS 2
-#define BAND_MAX_OUT 2048 /* outer * inner at most: the partials live on the caller's stack */
+#define BAND_MAX_OUT 2048 /* outer * inner at most: the partials (32 KiB) are the kernel's scratch */
 
 static void band_task(void *ctx, int64_t t, int worker) {
   (void)worker;
@@ -168,8 +168,8 @@ static rlx_status reduce_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
     j.strips = (j.inner + STRIP - 1) / STRIP;
     int64_t tasks = j.outer * j.strips;
     bool big = j.outer * j.R * j.inner >= ROW_WORK;
-    if (big && tasks < 4 && j.R >= 4 * BANDS && N <= BAND_MAX_OUT) {
-      double part[BANDS * BAND_MAX_OUT];
+    if (big && tasks < 4 && j.R >= 4 * BANDS && N <= BAND_MAX_OUT && x->scratch) {
+      double *part = x->scratch; /* not the stack: a host's thread may have little of it */
       j.part = part;
       rlx_parallel_for(x->tp, BANDS * tasks, band_task, &j);
       bool ext = j.kind == RLX_REDUCE_MAX || j.kind == RLX_REDUCE_MIN, mx = j.kind == RLX_REDUCE_MAX;
@@ -199,6 +199,7 @@ rlx_status rlx_cpu_try_reduce(const rlx_graph *g, const rlx_graph *sym, const rl
     return RLX_OK;
   int64_t outer, R, inner;
   if (!geometry(&a->shape, n->p.reduce.axes, &outer, &R, &inner)) return RLX_OK;
-  k->run = reduce_run, k->fast = true, k->name = inner == 1 ? "f32_reduce_rows" : "f32_reduce_cols", k->scratch = 0;
+  k->run = reduce_run, k->fast = true, k->name = inner == 1 ? "f32_reduce_rows" : "f32_reduce_cols";
+  k->scratch = inner == 1 ? 0 : sizeof(double) * BANDS * BAND_MAX_OUT; /* band_task's partials, any binding */
   return RLX_OK;
 }
