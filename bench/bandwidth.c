@@ -16,6 +16,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 typedef struct part {
   const float *p;
   size_t n;
@@ -36,12 +38,6 @@ static void *reader(void *arg) {
     for (int k = 0; k < 16; k++) s += acc[a][k];
   w->sum = s;
   return NULL;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv) {
@@ -69,14 +65,14 @@ int main(int argc, char **argv) {
   double best = 0, check = 0;
   const int passes = 5;
   for (int r = 0; r < passes; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     for (int t = 0; t < threads; t++) {
       size_t a = n * (size_t)t / (size_t)threads, b = n * (size_t)(t + 1) / (size_t)threads;
       w[t] = (part){buf + a, b - a, 0};
       pthread_create(&tid[t], NULL, reader, &w[t]);
     }
     for (int t = 0; t < threads; t++) pthread_join(tid[t], NULL);
-    double dt = now() - t0, gbs = (double)(n * sizeof(float)) / dt / 1e9;
+    double dt = bench_now() - t0, gbs = (double)(n * sizeof(float)) / dt / 1e9;
     for (int t = 0; t < threads; t++) check += w[t].sum;
     if (gbs > best) best = gbs;
   }

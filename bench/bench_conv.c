@@ -22,19 +22,7 @@
 #include "ir/graph.h"
 #include "runtime/runtime.h"
 #include "runtime/threadpool.h"
-
-/* At one thread the thread's CPU time (robust to preemption on a shared machine), else wall time. */
-static clockid_t clock_id = CLOCK_MONOTONIC;
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(clock_id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "bench_util.h"
 
 typedef struct layer {
   int64_t C, H, W, O, k, s, p;
@@ -71,7 +59,7 @@ int main(int argc, char **argv) {
   const char *way = argc > 4 ? argv[4] : NULL;
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp) != RLX_OK) return 1;
-  if (threads == 1) clock_id = CLOCK_THREAD_CPUTIME_ID;
+  if (threads == 1) bench_clock = CLOCK_THREAD_CPUTIME_ID;
   printf("f32 conv, batch 1, %d thread(s), %d rounds (median / min ms of %s, GFLOP/s of the direct product)\n", threads,
          rounds, threads == 1 ? "CPU time" : "wall time");
   for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {
@@ -124,9 +112,9 @@ int main(int argc, char **argv) {
         if (!pr[v].ok) continue;
         rlx_exec ex = {.tp = tp, .scratch = pr[v].scratch, .packed = pr[v].k.packed};
         uint64_t r0 = rlx_threadpool_regions(tp);
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < reps; i++) pr[v].k.run(n, vin, &out, &ex);
-        if (rd >= 0) t[v][rd] = (now() - t0) / reps * 1e3;
+        if (rd >= 0) t[v][rd] = (bench_now() - t0) / reps * 1e3;
         regions[v] = (rlx_threadpool_regions(tp) - r0) / (uint64_t)reps;
       }
     double flops = 2.0 * (double)(L->O * L->C * L->k * L->k * OH * OW);
@@ -134,7 +122,7 @@ int main(int argc, char **argv) {
            (long long)L->O, (long long)OH, (long long)OW, (long long)L->k, (long long)L->s);
     for (int v = 0; v < WAYS; v++) {
       if (!pr[v].ok) continue;
-      qsort(t[v], (size_t)rounds, sizeof(double), cmp);
+      qsort(t[v], (size_t)rounds, sizeof(double), bench_cmp);
       double med = t[v][rounds / 2];
       printf("  [%s] %s %.3f / %.3f ms %.0f GF/s %llu rg", way_name[v], pr[v].k.name + 9, med, t[v][0],
              flops / med * 1e-6, (unsigned long long)regions[v]);

@@ -16,18 +16,7 @@
 #include "ir/graph.h"
 #include "runtime/runtime.h"
 #include "runtime/threadpool.h"
-
-static clockid_t clock_id = CLOCK_MONOTONIC;
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(clock_id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "bench_util.h"
 
 typedef struct layer {
   int64_t C, H, W, k, s;
@@ -50,7 +39,7 @@ int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 9, only = argc > 3 ? atoi(argv[3]) : -1;
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp) != RLX_OK) return 1;
-  if (threads == 1) clock_id = CLOCK_THREAD_CPUTIME_ID;
+  if (threads == 1) bench_clock = CLOCK_THREAD_CPUTIME_ID;
   if (rounds > 64) rounds = 64;
   if (rounds < 1) rounds = 1;
   printf("f32 channels-last depthwise conv, batch 1, %d thread(s), %d rounds (median / min ms of %s)\n", threads,
@@ -94,11 +83,11 @@ int main(int argc, char **argv) {
     double t[64];
     int reps = (int)(2e7 / (double)(nx + ny) + 1);
     for (int rd = -1; rd < rounds; rd++) {
-      double t0 = now();
+      double t0 = bench_now();
       for (int i = 0; i < reps; i++) k.run(n, vin, &out, &ex);
-      if (rd >= 0) t[rd] = (now() - t0) / reps * 1e3;
+      if (rd >= 0) t[rd] = (bench_now() - t0) / reps * 1e3;
     }
-    qsort(t, (size_t)rounds, sizeof(double), cmp);
+    qsort(t, (size_t)rounds, sizeof(double), bench_cmp);
     double med = t[rounds / 2];
     total += med;
     printf("%4lldx%3lldx%3lld k%lld s%lld %-9s -> %3lldx%3lld: %.4f / %.4f ms  %5.1f GB/s  %s\n", (long long)L->C,

@@ -16,21 +16,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cpu/gemm.h"
 
 #ifdef RLX_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
-
-/* At one thread, the thread's CPU time: the pool's only thread is the
- * caller, and time other processes hold the core does not count (this
- * machine is shared); at more threads, wall time. */
-static clockid_t clock_id = CLOCK_MONOTONIC;
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(clock_id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -78,9 +69,9 @@ static double fma_peak(rlx_threadpool *tp, int *lanes) {
   int threads = rlx_threadpool_size(tp);
   double best = 0;
   for (int r = 0; r < 3; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     rlx_parallel_for(tp, threads, peak_task, &wide);
-    double gf = 2.0 * wide * 12.0 * (double)PEAK_ITERS * threads / (now() - t0) * 1e-9;
+    double gf = 2.0 * wide * 12.0 * (double)PEAK_ITERS * threads / (bench_now() - t0) * 1e-9;
     if (gf > best) best = gf;
   }
   return best;
@@ -91,18 +82,13 @@ static double fma_peak(rlx_threadpool *tp, int *lanes) {
 #endif
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 0;
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp)) return 1;
-  if (rlx_threadpool_size(tp) == 1) clock_id = CLOCK_THREAD_CPUTIME_ID;
+  if (rlx_threadpool_size(tp) == 1) bench_clock = CLOCK_THREAD_CPUTIME_ID;
   printf("rlx sgemm microkernel: %s, %d threads (%s)\n", rlx_sgemm_active()->name, rlx_threadpool_size(tp),
-         clock_id == CLOCK_MONOTONIC ? "wall time" : "thread CPU time");
+         bench_clock == CLOCK_MONOTONIC ? "wall time" : "thread CPU time");
   int lanes;
   double peak = fma_peak(tp, &lanes);
   if (peak > 0) printf("FMA peak measured on these threads (%d-lane vectors): %.1f GFLOP/s\n", lanes, peak);
@@ -121,16 +107,16 @@ int main(int argc, char **argv) {
     /* one library after the other (both keep spinning threads for a while
      * after a call, so interleaving single calls would measure contention) */
     for (int r = 0; r < reps; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       rlx_sgemm(tp, M, N, K, A, K, B, tb ? K : N, tb, C, N, scratch);
-      tr[r] = now() - t0;
+      tr[r] = bench_now() - t0;
     }
     for (int r = 0; r < reps; r++) {
 #ifdef RLX_BENCH_OPENBLAS
-      double t0 = now();
+      double t0 = bench_now();
       cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
                   (int)K, B, tb ? (int)K : (int)N, 0.0f, C, (int)N);
-      to[r] = now() - t0;
+      to[r] = bench_now() - t0;
 #else
       to[r] = 0;
 #endif
@@ -140,14 +126,14 @@ int main(int argc, char **argv) {
     float *P = aligned_alloc(64, (rlx_sgemm_packed_size(N, K) + 63) / 64 * 64);
     rlx_sgemm_pack_b(N, K, B, tb ? K : N, tb, P);
     for (int r = 0; r < reps; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       rlx_sgemm_packed(tp, M, N, K, A, K, NULL, B, tb ? K : N, tb, P, C, N, scratch);
-      tp_[r] = now() - t0;
+      tp_[r] = bench_now() - t0;
     }
     free(P);
-    qsort(tr, (size_t)reps, sizeof(double), cmp);
-    qsort(to, (size_t)reps, sizeof(double), cmp);
-    qsort(tp_, (size_t)reps, sizeof(double), cmp);
+    qsort(tr, (size_t)reps, sizeof(double), bench_cmp);
+    qsort(to, (size_t)reps, sizeof(double), bench_cmp);
+    qsort(tp_, (size_t)reps, sizeof(double), bench_cmp);
     double gf = 2.0 * (double)(M * N * K) * 1e-9;
     printf("M=%5lld N=%5lld K=%5lld %s  rlx %7.1f GFLOP/s", (long long)M, (long long)N, (long long)K,
            tb ? "B^T" : "B  ", gf / tr[reps / 2]);

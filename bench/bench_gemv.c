@@ -10,17 +10,7 @@
 #include <time.h>
 
 #include "cpu/gemm.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2, M = argc > 2 ? atoi(argv[2]) : 1;
@@ -42,11 +32,11 @@ int main(int argc, char **argv) {
     /* several copies cycled so each call streams from memory, not from L3 */
     double t[21];
     for (int r = 0; r < 21; r++) {
-      double t0 = now();
+      double t0 = bench_now();
       rlx_sgemm_packed(tp, M, N, K, A, K, NULL, NULL, K, true, P, C, N, scratch);
-      t[r] = now() - t0;
+      t[r] = bench_now() - t0;
     }
-    qsort(t, 21, sizeof t[0], cmp);
+    qsort(t, 21, sizeof t[0], bench_cmp);
     double gb = (double)(N * K) * 4 / 1e9;
     printf("  N %6lld K %5lld  %7.3f ms  %5.1f GB/s\n", (long long)N, (long long)K, t[10] * 1e3, gb / t[10]);
     rlx_aligned_free(P);
