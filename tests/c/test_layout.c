@@ -161,6 +161,8 @@ TEST(inverted_residual) {
   block_case(1, 16, 40, 40, 32, 3, 1, false, 3, 2); /* x is big: the add stays NCHW, still 2 permutes */
   block_case(2, 5, 9, 7, 17, 3, 2, true, 2, 2);     /* odd channels (vector tails), batch 2, stride 2 */
   block_case(1, 24, 7, 7, 130, 5, 2, false, 3, 2);  /* 5x5, 130 channels: 64 + 64 + 2 */
+  block_case(1, 16, 9, 67, 48, 3, 2, true, 3, 2);   /* stride 2, 3 rows of 67 x 48 > 32 KiB: runs of 8 pixels + a tail */
+  block_case(2, 24, 7, 45, 100, 5, 2, false, 3, 2); /* the same for a 5x5 kernel, blocks of 64 and 36 channels */
   block_case(1, 8, 1, 1, 72, 3, 1, false, 3, 2);    /* a 1x1 image: every tap but the centre outside */
   block_case(1, 3, 20, 3, 24, 9, 1, false, 3, 2);   /* 81 taps: more than the offset table; a 3-channel stem */
   block_case_dil(1, 16, 11, 13, 48, 3, 1, 2, true, 3, 2);  /* dilation 2: the interior run starts at pixel 2 */
