@@ -21,7 +21,12 @@
 static inline __attribute__((always_inline)) __m512 rlx_exp_neg16(__m512 v) {
   __m512 t = _mm512_sub_ps(_mm512_setzero_ps(), v);
   t = _mm512_min_ps(_mm512_set1_ps(150.0f), _mm512_max_ps(_mm512_set1_ps(-150.0f), t));
-  __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504089f)), _MM_FROUND_TO_NEAREST_INT);
+  /* n = t log2(e) rounded to nearest even by adding and subtracting 1.5 * 2^23
+   * (|t log2(e)| <= 217, far below 2^22: the sum's ulp is 1, so this is
+   * roundscale's result exactly, in two additions that either vector port
+   * takes instead of roundscale's two port-0 micro-ops: SiLU 6% faster in L1) */
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  __m512 k = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504089f)), magic), magic);
   __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), t);
   r = _mm512_fmadd_ps(k, _mm512_set1_ps(2.12194440e-4f), r);
   __m512 p = _mm512_set1_ps(1.98756915e-4f);
