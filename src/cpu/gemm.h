@@ -65,7 +65,8 @@ const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name);
 const rlx_sgemm_isa *rlx_sgemm_isa_at(int i);
 /* Whether this CPU can run the microkernel (tests). */
 bool rlx_sgemm_isa_runs(const rlx_sgemm_isa *isa);
-/* The active ISA's microkernel that pads N columns least (ties: the widest). */
+/* The active ISA's microkernel for N columns: the fewest panels, each weighed
+ * as its width plus a fixed part (gemm.c panel_cost; ties: the widest). */
 const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N);
 
 size_t rlx_sgemm_scratch(int threads);
