@@ -9,8 +9,8 @@
  *   y [N*OH*OW, O] = cols [N*OH*OW, kh*kw*C] @ W^T [kh*kw*C, O]
  *
  * the weights reordered to (tap, channel) columns and packed once at
- * compile time as the sgemm's B (for the microkernel whose panel width
- * pads O least: 16, 40 or 80 channels fill 16-wide panels); a 1x1 kernel with stride 1 and no padding
+ * compile time as the sgemm's B (for the microkernel rlx_sgemm_isa_for
+ * picks for O: 16 channels a 16-wide panel); a 1x1 kernel with stride 1 and no padding
  * reads the image itself as A (lda = C), any other packs its A panels
  * straight from the image (implicit im2col: a row is the C-long channel run
  * of each tap, zero outside the image). Bias, residual and activation run in

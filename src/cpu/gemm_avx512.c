@@ -289,8 +289,9 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
 }
 
 /* The 12x16 microkernel: one B vector per k and 12 accumulators. For
- * products whose N leaves much of a 32-column panel empty (a channels-last
- * conv with 16, 40 or 80 output channels; rlx_sgemm_isa_for). */
+ * products whose N leaves half a 32-column panel empty (N <= 16: a
+ * channels-last conv with 16 output channels, Winograd's 16 tiles of a
+ * 14x14 image; rlx_sgemm_isa_for). */
 #define ROW1(i) __m512 c##i = _mm512_setzero_ps();
 #define FMA1(i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, c##i);
 #define STORE1(i)                                                                                 \
