@@ -53,7 +53,7 @@ const rlx_sgemm_isa *rlx_sgemm_isa_at(int i) { return i >= 0 && i < (int)RLX_COU
 /* A product's cost on a microkernel of panel width nr, in units of B
  * columns: its panels, each costing nr columns plus 16 for the broadcasts
  * of A and the stores that a panel pays whatever its width. On the Xeon
- * host (one thread, B prepacked, bias-free 1x1-conv shapes) the 12x32
+ * host (one thread, B prepacked, 1x1-conv shapes with a residual) the 12x32
  * kernel over padded panels ran as fast as the 12x16 one or faster at N =
  * 24, 40, 48, 80 and 112 (196x112x672: 0.21-0.29 ms against 0.29-0.31),
  * and the same at N = 16: a 32-wide panel costs about 1.5 of a 16-wide one,
