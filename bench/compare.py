@@ -258,7 +258,8 @@ def markdown(meta: dict, results: list) -> str:
     notes = {(r["model"], r["runtime"]): r["note"] for r in results if r.get("note")}
     if notes:
         out += ["## Notes", "", "How each peer got the model (ONNX exporter, OpenVINO front end, "
-                "ExecuTorch partitions and the ops left outside them):", ""]
+                "ExecuTorch partitions and the ops left outside them) and, for rlx, the nodes "
+                "`rlx bench --profile` shows on the reference kernel, with their share of a run:", ""]
         for (m, rt), n in notes.items():
             out.append(f"- `{m}`, {LABEL[rt]}: {n}")
         out.append("")

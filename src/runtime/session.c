@@ -209,6 +209,8 @@ bool rlx_session_node_is_reference(const rlx_session *s, int32_t i) {
 const char *rlx_session_kernel_name(const rlx_session *s, int32_t i) {
   const rlx_kernel *k = &s->c->kernels[i];
   if (k->fast && s->cur && s->cur->use_ref && s->cur->use_ref[i]) return "reference (fast kernel cannot run this binding)";
+  /* the memory plan made its output an alias of its input: nothing runs */
+  if (s->cur && s->cur->plan.skip && s->cur->plan.skip[i]) return "(view, no kernel)";
   return k->name_for && s->cur ? k->name_for(&s->cur->g, &s->cur->g.nodes[i]) : k->name;
 }
 
