@@ -53,10 +53,15 @@ RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
     float *row = s + r * j->S, mx = -INFINITY;
     int64_t moff = has_mask ? rlx_strided_offset(&j->full, j->mst, (((b * j->Hq + h) * j->L) + i) * j->S) : 0;
     int64_t mstep = has_mask ? j->mst[j->full.rank - 1] : 0;
-    /* columns past the causal limit are -inf; the others scaled, then masked */
+    /* columns past the causal limit are -inf; the others scaled, then
+     * masked. Without an additive mask a positive scale is applied inside
+     * the exponential instead (max(s x) = s max(x)): one pass less. */
     int64_t lim = causal ? RLX_MIN(i + 1, j->S) : j->S;
-    float sc = j->scale;
-    for (int64_t c = 0; c < lim; c++) row[c] *= sc; /* vectorized */
+    float sc = j->scale, esc = 1.0f;
+    bool float_mask = has_mask && !bool_mask;
+    if (sc > 0 && !float_mask) esc = sc;
+    else
+      for (int64_t c = 0; c < lim; c++) row[c] *= sc; /* vectorized */
     for (int64_t c = lim; c < j->S; c++) row[c] = -INFINITY;
     if (has_mask && mstep == 1 && bool_mask) { /* contiguous masks: vectorized selects */
       const uint8_t *mb = (const uint8_t *)mask->data + moff;
@@ -73,11 +78,11 @@ RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
       }
     }
     mx = vmax_f32(row, j->S);
-    if (mx == -INFINITY) /* a fully masked row */
+    if (mx == -INFINITY) { /* a fully masked row */
       for (int64_t c = 0; c < j->S; c++) row[c] = 0.0f;
-    else
-      for (int64_t c = 0; c < j->S; c++) row[c] = exp_f32(row[c] - mx); /* vectorized */
-    double sum = vsum_f32(row, j->S);
+      continue;
+    }
+    double sum = vexp_sum_f32(row, row, j->S, mx, esc);
     float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
     for (int64_t c = 0; c < j->S; c++) row[c] *= inv;
   }

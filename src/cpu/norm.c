@@ -48,8 +48,7 @@ RLX_VEC_CLONES static void softmax_row(void *ctx, int64_t r, int worker) {
     for (int64_t i = 0; i < j->D; i++) y[i] = x[i] - mx - ls;
     return;
   }
-  for (int64_t i = 0; i < j->D; i++) y[i] = exp_f32(x[i] - mx); /* vectorized */
-  float inv = (float)(1.0 / vsum_f32(y, j->D));
+  float inv = (float)(1.0 / vexp_sum_f32(x, y, j->D, mx, 1.0f));
   for (int64_t i = 0; i < j->D; i++) y[i] *= inv;
 }
 

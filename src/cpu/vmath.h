@@ -117,6 +117,36 @@ static inline double vsum_exp_f32(const float *x, int64_t n, float m) {
   return r;
 }
 
+/* y[i] = exp(scale * (x[i] - m)) over x[0..n) and their sum, as vsum_f32
+ * sums (16 float lanes, combined in double): a softmax's exponentials in
+ * one pass (y may be x). AVX-512 CPUs take vmath_avx512.c's, whose e^x is
+ * the same polynomial with its 2^n applied by scalef (results below the
+ * smallest normal float are subnormal there, 0 here). */
+#if defined(__x86_64__) && defined(__GNUC__)
+double rlx_exp_sum_f32_avx512(const float *x, float *y, int64_t n, float m, float scale); /* vmath_avx512.c */
+#endif
+static inline double vexp_sum_f32(const float *x, float *y, int64_t n, float m, float scale) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (rlx_cpu_avx512_math()) return rlx_exp_sum_f32_avx512(x, y, n, m, scale);
+#endif
+  float s[RLX_VLANES] = {0};
+  int64_t i = 0;
+  for (; i + RLX_VLANES <= n; i += RLX_VLANES)
+    for (int l = 0; l < RLX_VLANES; l++) {
+      float e = exp_f32(scale == 1.0f ? x[i + l] - m : scale * (x[i + l] - m));
+      y[i + l] = e;
+      s[l] += e;
+    }
+  double r = 0;
+  for (; i < n; i++) {
+    float e = exp_f32(scale == 1.0f ? x[i] - m : scale * (x[i] - m));
+    y[i] = e;
+    r += e;
+  }
+  for (int l = 0; l < RLX_VLANES; l++) r += s[l];
+  return r;
+}
+
 /* sum of (x[i] - m)^2 over x[0..n), as vsum_f32. */
 static inline double vsumsq_dev_f32(const float *x, int64_t n, float m) {
   float s[RLX_VLANES] = {0};

@@ -76,3 +76,39 @@ float rlx_vmax_f32_avx512(const float *x, int64_t n) {
   }
   return nan ? NAN : _mm512_reduce_max_ps(m);
 }
+
+/* y[i] = e^(scale (x[i] - m)) over x[0..n), returning their sum (vmath.h's
+ * vexp_sum_f32): the softmax's exponentials and their sum in one pass, a
+ * masked vector for the tail. e^(scale (x - m)) is rlx_exp_neg16 of
+ * scale (m - x), m - x being exactly -(x - m); x = -inf gives 0, NaN NaN.
+ * The lanes are summed in float and combined in double, as vsum_f32 does. */
+double rlx_exp_sum_f32_avx512(const float *x, float *y, int64_t n, float m, float scale);
+
+static inline __attribute__((always_inline)) double exp_sum(const float *x, float *y, int64_t n, float m,
+                                                            float scale, const int unit) {
+  const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(scale);
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 d = _mm512_sub_ps(vm, _mm512_loadu_ps(x + i));
+    __m512 e = rlx_exp_neg16(unit ? d : _mm512_mul_ps(d, vs));
+    _mm512_storeu_ps(y + i, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  if (i < n) {
+    __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+    __m512 d = _mm512_sub_ps(vm, _mm512_maskz_loadu_ps(k, x + i));
+    __m512 e = rlx_exp_neg16(unit ? d : _mm512_mul_ps(d, vs));
+    _mm512_mask_storeu_ps(y + i, k, e);
+    acc = _mm512_mask_add_ps(acc, k, acc, e);
+  }
+  float lanes[16];
+  _mm512_storeu_ps(lanes, acc);
+  double r = 0;
+  for (int l = 0; l < 16; l++) r += lanes[l];
+  return r;
+}
+
+double rlx_exp_sum_f32_avx512(const float *x, float *y, int64_t n, float m, float scale) {
+  return scale == 1.0f ? exp_sum(x, y, n, m, scale, 1) : exp_sum(x, y, n, m, scale, 0);
+}

@@ -495,6 +495,27 @@ TEST(vmath_reductions) {
   CHECK_NEAR(vsum_f32(x, 7), -6.0 + 1 - 5 + 2 - 4 + 3 - 3, 1e-9);
   CHECK_NEAR(vsumsq_dev_f32(x, 40, 0.5f), q, 1e-6);
   CHECK(vsum_f32(x, 0) == 0.0);
+  /* vexp_sum_f32 (and on AVX-512 CPUs its vector version) against exp in
+   * double: every tail length, a scale inside the exponential, -inf giving
+   * 0 and NaN giving NaN, y == x allowed */
+  for (int n = 0; n <= 40; n++)
+    for (int sc = 0; sc < 2; sc++) {
+      float scale = sc ? 0.125f : 1.0f, y[40], m = 2.5f;
+      double want = 0, got = vexp_sum_f32(x, y, n, m, scale);
+      for (int i = 0; i < n; i++) {
+        double e = exp((double)scale * ((double)x[i] - m));
+        want += e;
+        CHECK_NEAR(y[i], e, 4e-7 * e);
+      }
+      CHECK_NEAR(got, want, 1e-6 * (want + 1e-30));
+    }
+  float z[21];
+  for (int i = 0; i < 21; i++) z[i] = i % 3 ? -INFINITY : (float)i;
+  double zs = vexp_sum_f32(z, z, 21, 18.0f, 1.0f);
+  CHECK(z[1] == 0.0f && z[20] == 0.0f && z[18] == 1.0f);
+  CHECK_NEAR(zs, 1 + exp(-3.0) + exp(-6.0) + exp(-9.0) + exp(-12.0) + exp(-15.0) + exp(-18.0), 1e-6);
+  z[17] = NAN;
+  CHECK(isnan(vexp_sum_f32(z, z, 21, 18.0f, 1.0f)) && isnan(z[17]));
 }
 
 TEST(rows) {
