@@ -25,6 +25,8 @@ import re
 
 import pytest
 import torch
+from torch import nn
+from torch.export import Dim
 
 from conftest import run_rlx
 
@@ -206,3 +208,31 @@ def test_softmax_scale_mask_fuses(rlx_bin, tmp_path):
     assert len(sm) == 1 and re.search(r"softmax +axis=3 /2\.82843 \+mask", sm[0]), "\n".join(sm) or out[:4000]
     ops = rlx_ops(out)
     assert "fused" not in ops and "binary" not in ops, ops
+
+
+def test_permute_of_unit_axes_is_a_view(rlx_bin, tmp_path):
+    """A permute that moves only axes of size 1 (ViT's [1, L, E] -> [L, 1, E])
+    is lowered to a reshape, which the memory plan aliases: no copy. One that
+    reorders longer axes stays a permute. Also with L symbolic (a symbolic
+    size is never taken for 1)."""
+
+    class M(nn.Module):
+        def forward(self, x, w):
+            a = x.permute(1, 0, 2) * 2.0          # [1, L, 8] -> [L, 1, 8]: a view
+            b = w.permute(1, 0, 2)                # [2, L, 8] -> [L, 2, 8]: a copy
+            c = x.unsqueeze(3).permute(0, 3, 1, 2)  # [1, L, 8, 1] -> [1, 1, L, 8]: a view
+            return a, b + 1.0, c - 1.0
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(1, 5, 8), torch.randn(2, 5, 8))
+    for dyn in (None, {"x": {1: Dim("L", min=2, max=16)}, "w": {1: Dim("L", min=2, max=16)}}):
+        name = "static" if dyn is None else "dynamic"
+        out = tmp_path / name
+        summary = rlx.export_program(M().eval(), inputs, out, check=True, dynamic=dyn)
+        assert summary["check"] == "passed", summary["check_message"]
+        ins = run_rlx(rlx_bin, "inspect", out)
+        assert ins.returncode == 0, ins.stderr
+        ops = rlx_ops(ins.stdout)
+        assert ops.get("permute") == 1, (name, ops)
+        r = run_rlx(rlx_bin, "verify", out)
+        assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, r.stdout + r.stderr)

@@ -168,6 +168,22 @@ static rlx_status emit_permute(rlx_lower *lw, const rlx_aten_node *n, int32_t x,
   bool identity = true;
   for (int i = 0; i < r; i++) identity &= perm[i] == i;
   if (identity) return lw_bind(lw, n, x);
+  /* A permutation that keeps the order of the axes longer than 1 (moving
+   * only axes of size 1: ViT's [1, L, E] -> [L, 1, E]) leaves every element
+   * where it was: a reshape, which the memory plan makes an alias, not a
+   * copy. A symbolic size is never taken for 1. */
+  const rlx_shape *xs = &lw_val(lw, x)->shape;
+  bool moves = false;
+  for (int i = 0, last = -1; i < r; i++) {
+    if (xs->dims[perm[i]] == 1) continue;
+    moves |= perm[i] < last;
+    last = perm[i];
+  }
+  if (!moves) {
+    rlx_shape to = {.rank = r};
+    for (int i = 0; i < r; i++) to.dims[i] = xs->dims[perm[i]];
+    return lw_bind(lw, n, lw_reshape(lw, x, &to));
+  }
   rlx_params p;
   memset(&p, 0, sizeof p);
   for (int i = 0; i < RLX_MAX_RANK; i++) p.permute.perm[i] = i < r ? perm[i] : -1;
