@@ -15,15 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "runtime/runtime.h"
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 #define MAXB 64
 
@@ -99,12 +93,12 @@ int main(int argc, char **argv) {
         for (size_t q = 0; q < flush_n; q += 64) acc += flush[q]++;
         bench_sink += acc;
       }
-      double t0 = now_us();
+      double t0 = bench_now();
       if (rlx_session_reshape(s)) {
         fprintf(stderr, "bench_reshape: binding %d: %s\n", b, rlx_last_error());
         return 2;
       }
-      double dt = now_us() - t0;
+      double dt = (bench_now() - t0) * 1e6;
       total += dt, best = dt < best ? dt : best, planned++;
     }
   printf("%s: %d nodes, %d values; %d plans over %d bindings%s: mean %.1f us, min %.1f us per plan\n", argv[1],
