@@ -14,7 +14,10 @@
  * reads the image itself as A (lda = C), any other packs its A panels
  * straight from the image (implicit im2col: a row is the C-long channel run
  * of each tap, zero outside the image). Bias, residual and activation run in
- * the sgemm's epilogue, per block of output pixels.
+ * the sgemm's epilogue, per block of output pixels. A gated conv (fuse_gate:
+ * x * gate, gate [N or 1, 1, 1, C]) packs every A panel, each element
+ * multiplied by its channel's gate as it is packed (one f32 product, as the
+ * binary mul computed it), so the gated image is never written.
  *
  * depthwise (C = O = groups): direct, vectorized over channels — each
  * output pixel accumulates, for a block of channels, one FMA per tap of
@@ -22,6 +25,9 @@
  * Tasks are (output row, channel block), so a 7x7 image still splits.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "cpu/gemm.h"
 #include "cpu/select.h"
@@ -50,6 +56,8 @@ static bool depthwise(const nhwc_geo *c) { return c->G > 1 && c->G == c->C && c-
 typedef struct nhwc_src {
   const nhwc_geo *c;
   const float *x;
+  const float *gate; /* [N or 1][C]: x's channels scaled as packed; NULL: none */
+  int64_t gate_step; /* C, or 0 for one gate for the whole batch */
 } nhwc_src;
 
 /* Rows [i0, i0 + rows) (output pixels) and columns [k0, k0 + kc) ((tap,
@@ -71,10 +79,54 @@ static void pack_rows(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t
         for (int64_t e = 0; e < run; e++) d[e * mr] = 0.0f;
       } else {
         const float *src = img + (iy * c->W + ix) * c->C + ch;
-        for (int64_t e = 0; e < run; e++) d[e * mr] = src[e];
+        if (s->gate) {
+          const float *g = s->gate + b * s->gate_step + ch;
+          for (int64_t e = 0; e < run; e++) d[e * mr] = src[e] * g[e];
+        } else {
+          for (int64_t e = 0; e < run; e++) d[e * mr] = src[e];
+        }
       }
       k += run;
     }
+  }
+  for (int r = rows; r < mr; r++)
+    for (int64_t k = 0; k < kc; k++) dst[k * mr + r] = 0.0f;
+}
+
+/* The same for a gated 1x1 stride-1 conv (its rows are the image's pixels,
+ * a row's columns its C channels): rows of one image four at a time, each
+ * 4x4 block scaled by its four channels' gates and transposed into the
+ * panel (SSE, every x86-64), the rest one element at a time. */
+static void pack_gated_1x1(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t kc, int mr, float *dst) {
+  const nhwc_src *s = ctx;
+  int64_t C = s->c->C, hw = s->c->H * s->c->W;
+  for (int r = 0; r < rows;) {
+    int64_t pix = i0 + r, img = pix / hw;
+    int n = (int)RLX_MIN(rows - r, (img + 1) * hw - pix); /* rows left in this image */
+    const float *g = s->gate + img * s->gate_step + k0, *a = s->x + pix * C + k0;
+    float *d = dst + r;
+    int q = 0;
+#if defined(__SSE2__)
+    for (; q + 4 <= n; q += 4) {
+      const float *a0 = a + q * C;
+      int64_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        __m128 gv = _mm_loadu_ps(g + k);
+        __m128 r0 = _mm_mul_ps(_mm_loadu_ps(a0 + k), gv), r1 = _mm_mul_ps(_mm_loadu_ps(a0 + C + k), gv),
+               r2 = _mm_mul_ps(_mm_loadu_ps(a0 + 2 * C + k), gv), r3 = _mm_mul_ps(_mm_loadu_ps(a0 + 3 * C + k), gv);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(d + q + k * mr, r0);
+        _mm_storeu_ps(d + q + (k + 1) * mr, r1);
+        _mm_storeu_ps(d + q + (k + 2) * mr, r2);
+        _mm_storeu_ps(d + q + (k + 3) * mr, r3);
+      }
+      for (; k < kc; k++)
+        for (int e = 0; e < 4; e++) d[q + e + k * mr] = a0[e * C + k] * g[k];
+    }
+#endif
+    for (; q < n; q++)
+      for (int64_t k = 0; k < kc; k++) d[q + k * mr] = a[q * C + k] * g[k];
+    r += n;
   }
   for (int r = rows; r < mr; r++)
     for (int64_t k = 0; k < kc; k++) dst[k * mr + r] = 0.0f;
@@ -122,7 +174,8 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   const rlx_epilogue *ep = &n->p.conv.ep;
   const float *res = n->n_in > 3 ? in[3].data : NULL;
   nhwc_ep e = {ep, in[2].data, res, out[0].data};
-  nhwc_src src = {&c, in[0].data};
+  const rlx_tensor_view *gate = n->n_in > 4 && in[4].data ? &in[4] : NULL;
+  nhwc_src src = {&c, in[0].data, gate ? gate->data : NULL, gate && gate->dims[0] != 1 ? c.C : 0};
   rlx_sgemm_args a = {.isa = rlx_sgemm_isa_for(c.O), .M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
                       .trans_b = true, .C = out[0].data, .ldc = c.O};
   /* bias, residual and a simple activation in the microkernel's registers; others after each block */
@@ -134,7 +187,19 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   } else if (any) {
     a.epilogue = nhwc_epilogue, a.epilogue_ctx = &e;
   }
-  if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;
+  if (pointwise(&c) && gate && a.M <= RLX_SGEMM_SKINNY_M) {
+    /* a few pixels (a squeeze-excite block's own 1x1 image): the gated rows
+     * in scratch, for the skinny kernel the ungated conv runs */
+    uintptr_t at = (uintptr_t)x->scratch + rlx_sgemm_scratch(rlx_threadpool_size(x->tp));
+    float *ga = (float *)((at + 63) & ~(uintptr_t)63);
+    const float *xi = in[0].data;
+    for (int64_t r = 0; r < a.M; r++)
+      for (int64_t k = 0; k < c.C; k++) ga[r * c.C + k] = xi[r * c.C + k] * src.gate[r / (c.H * c.W) * src.gate_step + k];
+    a.A = ga, a.lda = c.C;
+  } else if (pointwise(&c) && gate) {
+    a.pack_a = pack_gated_1x1, a.pack_a_ctx = &src;
+  }
+  else if (pointwise(&c)) a.A = in[0].data, a.lda = c.C;
   else a.pack_a = pack_rows, a.pack_a_ctx = &src;
   rlx_sgemm_ex(x->tp, &a, x->scratch);
   return RLX_OK;
@@ -351,8 +416,10 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
 /* ---- selection ---- */
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
-  (void)g, (void)n;
-  return rlx_sgemm_scratch(threads);
+  size_t bytes = rlx_sgemm_scratch(threads);
+  if (rlx_in(g, n, 4)) /* a gated 1x1 conv on a few pixels: their gated rows (gemm_run) */
+    bytes += 64 + sizeof(float) * RLX_SGEMM_SKINNY_M * (size_t)rlx_in(g, n, 0)->shape.dims[3];
+  return bytes;
 }
 
 rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads,
@@ -366,7 +433,8 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
     return RLX_OK;
   const float *w = wv->data;
   int64_t taps = c.kh * c.kw;
-  if (depthwise(&c)) { /* [C, 1, kh, kw] -> [tap][C] */
+  bool gated = rlx_in(g, n, 4) != NULL;
+  if (depthwise(&c) && !gated) { /* [C, 1, kh, kw] -> [tap][C] */
     float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)(taps * c.C));
     if (!wt) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
     for (int64_t ch = 0; ch < c.C; ch++)
@@ -392,7 +460,9 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
   rlx_aligned_free(wt);
   k->packed = packed;
   k->run = gemm_run, k->fast = true;
-  k->name = pointwise(&c) ? "f32_conv_nhwc_1x1_sgemm" : "f32_conv_nhwc_sgemm";
+  k->name = pointwise(&c) ? gated ? "f32_conv_nhwc_1x1_gated_sgemm" : "f32_conv_nhwc_1x1_sgemm"
+           : gated        ? "f32_conv_nhwc_gated_sgemm"
+                          : "f32_conv_nhwc_sgemm";
   k->scratch_for = gemm_scratch_for;
   k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;

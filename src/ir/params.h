@@ -144,7 +144,11 @@ typedef struct rlx_conv_params {
    * image, whose few channels make short runs channels-last); y and the
    * residual are channels-last. */
   bool x_nchw;
-  rlx_epilogue ep; /* inputs: x, w, bias?, residual? */
+  /* inputs: x, w, bias?, residual?, gate?. The gate (fuse_gate, channels-last
+   * only, not x_nchw): [N or 1, 1, 1, C], the conv reads x * gate (a
+   * squeeze-excite block's channel scale), each product rounded to x's dtype
+   * as the binary mul it replaces. */
+  rlx_epilogue ep;
 } rlx_conv_params;
 
 typedef struct rlx_pool_params {

@@ -10,6 +10,9 @@
  *   out  [N, O, *S']
  *   channels_last (2-D): x [N, H, W, C], residual and out [N, OH, OW, O]
  *   channels_last with x_nchw: x [N, C, H, W], residual and out [N, OH, OW, O]
+ *   gate [N or 1, 1, 1, C]      optional (fuse_gate), channels-last and not
+ *                               x_nchw only: the conv reads x * gate, each
+ *                               product rounded to x's dtype
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
  * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
@@ -132,6 +135,13 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   }
   if (b && (b->shape.rank != 1 || b->shape.dims[0] != O || b->dtype != x->dtype))
     RLX_INFER_FAIL("conv bias must be [%lld] %s", (long long)O, rlx_dtype_name(x->dtype));
+  const rlx_value *gt = rlx_in(g, n, 4);
+  if (gt && (!p->channels_last || p->x_nchw || p->transposed))
+    RLX_INFER_FAIL("a conv's gate input is for a channels-last conv reading x as [N, H, W, C]");
+  if (gt && (gt->dtype != x->dtype || gt->shape.rank != 4 || gt->shape.dims[1] != 1 || gt->shape.dims[2] != 1 ||
+             gt->shape.dims[3] != C || (gt->shape.dims[0] != 1 && gt->shape.dims[0] != xs.dims[0])))
+    RLX_INFER_FAIL("conv gate must be [%lld or 1, 1, 1, %lld] %s", (long long)xs.dims[0], (long long)C,
+                   rlx_dtype_name(x->dtype));
   od[0] = x->dtype;
   if (p->channels_last) os[0] = nhwc_of(&os[0]);
   return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
@@ -250,6 +260,23 @@ static void conv_transposed(const conv_geom *c, const void *x, const void *w, vo
   }
 }
 
+/* x [N, C, HW] (the transposed copy) times the gate [N or 1, 1, 1, C], each
+ * product rounded to the dtype as the binary mul's reference rounds it. */
+static void gate_planes(void *x, const rlx_shape *xs, const rlx_tensor_view *gate, bool f64) {
+  int64_t N = xs->dims[0], C = xs->dims[1], hw = xs->dims[2] * xs->dims[3];
+  for (int64_t b = 0; b < N; b++)
+    for (int64_t ch = 0; ch < C; ch++) {
+      int64_t gi = (gate->dims[0] == 1 ? 0 : b) * C + ch, base = (b * C + ch) * hw;
+      if (f64) {
+        double s = ((const double *)gate->data)[gi], *p = (double *)x + base;
+        for (int64_t i = 0; i < hw; i++) p[i] = p[i] * s;
+      } else {
+        float s = ((const float *)gate->data)[gi], *p = (float *)x + base;
+        for (int64_t i = 0; i < hw; i++) p[i] = (float)((double)p[i] * (double)s);
+      }
+    }
+}
+
 static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                            void *scratch) {
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
@@ -266,6 +293,7 @@ static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
     scratch = (char *)y + es * rlx_shape_numel(&ys);
     if (!x_nchw) {
       swap_inner(xt, x, xs.dims[0], xs.dims[2] * xs.dims[3], xs.dims[1], f64);
+      if (n->n_in > 4 && in[4].data) gate_planes(xt, &xs, &in[4], f64);
       x = xt;
     }
   }
@@ -301,6 +329,7 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->transposed) rlx_bprint_ints(buf, cap, "out_pad", p->out_pad, p->nd);
   if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
   if (p->channels_last) rlx_bprintf(buf, cap, p->x_nchw ? " channels_last x_nchw" : " channels_last");
+  if (n->n_in > 4 && n->in[4] >= 0) rlx_bprintf(buf, cap, " +gate");
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 

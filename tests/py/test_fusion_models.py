@@ -236,3 +236,56 @@ def test_permute_of_unit_axes_is_a_view(rlx_bin, tmp_path):
         assert ops.get("permute") == 1, (name, ops)
         r = run_rlx(rlx_bin, "verify", out)
         assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, r.stdout + r.stderr)
+
+
+def test_squeeze_excite_gate_fuses(rlx_bin, tmp_path):
+    """EfficientNet's squeeze-excite blocks: the gate's mul (x * sigmoid(...),
+    [1, C, 1, 1] times [1, C, H, W]) goes into the 1x1 conv that reads the
+    product (fuse_gate, after layout): no binary node is left, all 16 project
+    convs run the gated kernel, and parity holds with the pass and without it
+    (and without layout, which leaves the convs NCHW and the muls in place)."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.efficientnet_b0(weights=None)
+    out = export_check(rlx_bin, tmp_path, "effb0", model, (torch.randn(1, 3, 64, 64),),
+                       skips=(None, "fuse_gate", "layout"))
+    ops = rlx_ops(out)
+    assert "binary" not in ops, ops
+    on_ref, hist = kernels(out)
+    assert on_ref == 0, hist
+    assert hist.get("f32_conv_nhwc_1x1_gated_sgemm") == 16, hist
+    env = dict(os.environ, RLX_SKIP_PASSES="fuse_gate")
+    ins = run_rlx(rlx_bin, "inspect", tmp_path / "effb0", env=env)
+    assert ins.returncode == 0, ins.stderr
+    assert rlx_ops(ins.stdout).get("binary") == 16, ins.stdout[:2000]
+
+
+def test_squeeze_excite_gate_symbolic_size(rlx_bin, tmp_path):
+    """The same fusion with the image size symbolic (the gate's [1, 1, 1, C]
+    and the conv's scratch per binding), and a batch of 2 with a gate per
+    image."""
+
+    class SE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dw = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+            self.fc1, self.fc2 = nn.Conv2d(24, 6, 1), nn.Conv2d(6, 24, 1)
+            self.proj = nn.Conv2d(24, 16, 1)
+
+        def forward(self, x):
+            y = torch.nn.functional.silu(self.dw(x))
+            s = torch.sigmoid(self.fc2(torch.nn.functional.silu(self.fc1(y.mean((2, 3), keepdim=True)))))
+            return self.proj(y * s)
+
+    torch.manual_seed(0)
+    for name, x, dyn in (("dynamic", torch.randn(1, 24, 13, 11), {"x": {2: Dim("H", min=2, max=64), 3: Dim("W", min=2, max=64)}}),
+                         ("batch2", torch.randn(2, 24, 9, 9), None)):
+        out = tmp_path / name
+        summary = rlx.export_program(SE().eval(), (x,), out, check=True, dynamic=dyn)
+        assert summary["check"] == "passed", summary["check_message"]
+        ins = run_rlx(rlx_bin, "inspect", out)
+        assert ins.returncode == 0, ins.stderr
+        assert "binary" not in rlx_ops(ins.stdout), (name, ins.stdout[:3000])
+        assert kernels(ins.stdout)[1].get("f32_conv_nhwc_1x1_gated_sgemm") == 1, (name, ins.stdout[:3000])
+        r = run_rlx(rlx_bin, "verify", out)
+        assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, r.stdout + r.stderr)
