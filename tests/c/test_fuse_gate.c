@@ -2,8 +2,9 @@
  * test_fuse_gate.c — the fuse_gate pass (passes/fuse_gate.c): a channel
  * gate's mul (x * s, s [N or 1, 1, 1, C]) folded into the channels-last conv
  * that reads the product, the conv's gated reference (ops/conv.c) and its
- * fast kernels (cpu/conv_nhwc.c: the 1x1 packer that scales as it
- * transposes, the im2col packer for other geometries).
+ * fast kernels (cpu/conv_nhwc.c: for a 1x1 conv the gated rows written to
+ * scratch, or over 1 MiB the packer that scales as it transposes; the
+ * im2col packer for other geometries).
  *
  * Each case builds x -> mul(x, s) -> conv (channels-last, a bias, maybe a
  * residual and an activation), fuses a clone (the IR verifier after the
@@ -137,7 +138,11 @@ static void run_case(const gate_case *t) {
 
 TEST(gated_pointwise) {
   /* N, H, W, C, O, k, s, p, gate_n, residual, act, nan, gate_first */
+  /* gated images over 1 MiB: the transposing packer (pack_gated_1x1) */
   run_case(&(gate_case){1, 112, 112, 32, 16, 1, 1, 0, 1, false, false, false, true}); /* efficientnet's first */
+  run_case(&(gate_case){2, 97, 97, 17, 24, 1, 1, 0, 2, true, true, true, false});     /* images end inside panels */
+  run_case(&(gate_case){1, 251, 249, 5, 8, 1, 1, 0, 1, false, false, true, true});     /* 5 channels: a 4x4 block + 1 */
+  /* smaller: the gated rows in scratch, then the ungated conv's sgemm */
   run_case(&(gate_case){1, 7, 7, 1152, 320, 1, 1, 0, 1, false, false, true, true});   /* its last: K blocks */
   run_case(&(gate_case){1, 14, 14, 144, 24, 1, 1, 0, 1, true, false, false, false});  /* with a residual */
   run_case(&(gate_case){1, 5, 3, 7, 9, 1, 1, 0, 1, false, true, true, false});        /* 15 pixels, 7 channels */
