@@ -84,6 +84,20 @@ float rlx_vmax_f32_avx512(const float *x, int64_t n) {
  * The lanes are summed in float and combined in double, as vsum_f32 does. */
 double rlx_exp_sum_f32_avx512(const float *x, float *y, int64_t n, float m, float scale);
 
+/* e^-d for one vector of d = scale (m - x) >= 0 (or NaN). Where d > 87, e^-d
+ * is below 1.7e-38 and the lane is 0: its argument is clamped to 87 first,
+ * so scalef never makes a result under FLT_MIN. An underflowing scalef takes
+ * a microcode assist on Intel cores (tens to hundreds of cycles a vector),
+ * and a masked softmax has many such lanes (-inf: a causal mask's half of
+ * every row): 12 causal heads of 128 x 128 ran 1.08-1.13 ms against 0.45
+ * unmasked on the Xeon host. A NaN keeps the comparison false and stays NaN
+ * (min returns its second operand for NaN). */
+static inline __attribute__((always_inline)) __m512 exp_neg_or_0(__m512 d) {
+  const __m512 lim = _mm512_set1_ps(87.0f);
+  __mmask16 tiny = _mm512_cmp_ps_mask(d, lim, _CMP_GT_OQ);
+  return _mm512_mask_mov_ps(rlx_exp_neg16(_mm512_min_ps(lim, d)), tiny, _mm512_setzero_ps());
+}
+
 static inline __attribute__((always_inline)) double exp_sum(const float *x, float *y, int64_t n, float m,
                                                             float scale, const int unit) {
   const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(scale);
@@ -91,14 +105,14 @@ static inline __attribute__((always_inline)) double exp_sum(const float *x, floa
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m512 d = _mm512_sub_ps(vm, _mm512_loadu_ps(x + i));
-    __m512 e = rlx_exp_neg16(unit ? d : _mm512_mul_ps(d, vs));
+    __m512 e = exp_neg_or_0(unit ? d : _mm512_mul_ps(d, vs));
     _mm512_storeu_ps(y + i, e);
     acc = _mm512_add_ps(acc, e);
   }
   if (i < n) {
     __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
     __m512 d = _mm512_sub_ps(vm, _mm512_maskz_loadu_ps(k, x + i));
-    __m512 e = rlx_exp_neg16(unit ? d : _mm512_mul_ps(d, vs));
+    __m512 e = exp_neg_or_0(unit ? d : _mm512_mul_ps(d, vs));
     _mm512_mask_storeu_ps(y + i, k, e);
     acc = _mm512_mask_add_ps(acc, k, acc, e);
   }

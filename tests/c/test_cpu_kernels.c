@@ -6,6 +6,7 @@
  * threads. The selector must take each case (a fast kernel that silently
  * falls back would test nothing).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -516,6 +517,30 @@ TEST(vmath_reductions) {
   CHECK_NEAR(zs, 1 + exp(-3.0) + exp(-6.0) + exp(-9.0) + exp(-12.0) + exp(-15.0) + exp(-18.0), 1e-6);
   z[17] = NAN;
   CHECK(isnan(vexp_sum_f32(z, z, 21, 18.0f, 1.0f)) && isnan(z[17]));
+  /* exponents at and past the float range's bottom (a mask's -inf or
+   * finfo.min after the max is taken out): within FLT_MIN of e^-d (the
+   * AVX-512 path gives 0 past e^-87, the portable one expf's denormal), and
+   * the terms in range exact to a few ulp */
+  float dz[34], dy[34];
+  const float ds[] = {0.0f, 1.0f, 86.5f, 87.0f, 87.5f, 100.0f, 103.9f, 120.0f, 1e30f, INFINITY, 2.0f};
+  for (int i = 0; i < 34; i++) dz[i] = 5.0f - ds[i % 11];
+  double dsum = vexp_sum_f32(dz, dy, 34, 5.0f, 1.0f), dwant = 0;
+  for (int i = 0; i < 34; i++) {
+    double e = exp(-(double)ds[i % 11]);
+    dwant += e;
+    CHECK(fabs(dy[i] - e) <= 4e-7 * e + FLT_MIN);
+    CHECK(dy[i] >= 0.0f);
+  }
+  CHECK_NEAR(dsum, dwant, 1e-6 * dwant);
+  dsum = vexp_sum_f32(dz, dy, 34, 5.0f, 0.5f); /* the same through the scale: d / 2 */
+  dwant = 0;
+  for (int i = 0; i < 34; i++) {
+    double e = exp(-0.5 * (double)ds[i % 11]);
+    dwant += e;
+    CHECK(fabs(dy[i] - e) <= 4e-7 * e + FLT_MIN);
+  }
+  CHECK_NEAR(dsum, dwant, 1e-6 * dwant);
+  CHECK(dy[8] == 0.0f && dy[9] == 0.0f);
 }
 
 TEST(rows) {
