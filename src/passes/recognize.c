@@ -21,7 +21,8 @@
  * -> [B, Hk*G, S, D]); attention reads query head h from key/value head
  * h / G itself (ops/attention.c), so its inputs become the heads before the
  * copy, which then nobody reads. A decode step no longer copies the whole
- * filled cache of every layer.
+ * filled cache of every layer. A constant bool mask that is exactly the
+ * causal triangle (GPT-2's buffer) becomes the causal flag.
  */
 #include <math.h>
 
@@ -250,12 +251,36 @@ static void try_attention(rlx_graph *g, int32_t i) {
   n->in[1] = k, n->in[2] = v;
 }
 
+/* attention(q, k, v, mask) with mask a constant bool [1.., L, S] that is
+ * exactly c <= i (torch's tril, GPT-2's causal buffer) -> attention(q, k, v)
+ * causal: the same keys kept, and the fast kernel skips the products past
+ * each block's diagonal instead of reading the mask. */
+static void try_causal_mask(rlx_graph *g, int32_t i) {
+  rlx_node *n = &g->nodes[i];
+  if (n->n_in < 4 || n->in[3] < 0) return;
+  const rlx_value *m = &g->values[n->in[3]], *q = &g->values[n->in[0]], *k = &g->values[n->in[1]];
+  int r = m->shape.rank, rq = q->shape.rank;
+  if ((m->kind != RLX_VALUE_CONST && m->kind != RLX_VALUE_WEIGHT) || !m->data || m->dtype != RLX_DTYPE_BOOL || r < 2 ||
+      rq < 2)
+    return;
+  for (int d = 0; d < r - 2; d++)
+    if (m->shape.dims[d] != 1) return;
+  int64_t L = m->shape.dims[r - 2], S = m->shape.dims[r - 1];
+  if (rlx_dim_is_sym(L) || rlx_dim_is_sym(S) || L != q->shape.dims[rq - 2] || S != k->shape.dims[rq - 2]) return;
+  const uint8_t *b = m->data;
+  for (int64_t row = 0; row < L; row++)
+    for (int64_t c = 0; c < S; c++)
+      if ((b[row * S + c] != 0) != (c <= row)) return;
+  n->p.attention.causal = true;
+  n->in[3] = -1;
+}
+
 rlx_status rlx_pass_recognize(rlx_graph *g) {
   rec_ctx c = {.g = g, .uses = rlx_value_uses(g)};
   if (!c.uses) return rlx_last_status();
   rlx_status st = RLX_OK;
   for (int32_t i = 0; i < g->n_nodes; i++)
-    if (g->nodes[i].op == RLX_OP_ATTENTION && g->nodes[i].n_in >= 3) try_attention(g, i);
+    if (g->nodes[i].op == RLX_OP_ATTENTION && g->nodes[i].n_in >= 3) try_attention(g, i), try_causal_mask(g, i);
   for (int32_t i = 0; i < g->n_nodes && !st; i++) st = try_node(&c, i);
   rlx_free(c.uses);
   return st;

@@ -469,6 +469,18 @@ TEST(attention) {
   each_threads("attention long specials", RLX_OP_ATTENTION, &m, 3, (spec[]){qs, F32(1, 2, 37, 16), F32(1, 2, 37, 8)});
   p.attention.scale = 0;
   each_threads("attention long causal", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 40, 16), F32(1, 2, 40, 16), F32(1, 2, 40, 8)});
+  /* causal without a mask: blocks of 32 query rows multiply only the keys up
+   * to their last row; edges at a block (32, 33), one row, more queries than
+   * keys (rows past S see them all) and fewer (top-left: the last keys
+   * unseen), an odd E, specials in q */
+  each_threads("attention causal 33", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(2, 3, 33, 16), F32(2, 3, 33, 16), F32(2, 3, 33, 8)});
+  each_threads("attention causal 32", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 32, 7), F32(1, 2, 32, 7), F32(1, 2, 32, 5)});
+  each_threads("attention causal 1", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 1, 8), F32(1, 2, 1, 8), F32(1, 2, 1, 8)});
+  each_threads("attention causal L > S", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 70, 16), F32(1, 2, 45, 16), F32(1, 2, 45, 8)});
+  each_threads("attention causal L < S", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 2, 40, 16), F32(1, 2, 99, 16), F32(1, 2, 99, 8)});
+  spec qc = F32(1, 2, 65, 16);
+  qc.specials = true;
+  each_threads("attention causal specials", RLX_OP_ATTENTION, &p, 3, (spec[]){qc, F32(1, 2, 65, 16), F32(1, 2, 65, 8)});
 }
 
 /* the lane reductions of vmath.h, against plain loops */

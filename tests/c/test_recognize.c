@@ -315,4 +315,62 @@ TEST(gqa_repeat_kv) {
   gqa_case(true); /* the near miss */
 }
 
-TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, norm_activation, gqa_repeat_kv)
+/* A constant bool mask [1, 1, L, S] that is exactly c <= i becomes the
+ * causal flag (the mask input dropped); the reference gives the same bits,
+ * the fast kernel (causal blocks) agrees to rounding. Near misses keep the
+ * mask: the diagonal off, one entry flipped, a mask per head, L != the
+ * queries' rows. */
+static void causal_mask_case(int kind) {
+  int64_t L = kind == 4 ? 6 : 37, S = 37;
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape qs = {.rank = 4, .dims = {1, 2, 37, 8}}, ms = {.rank = 4, .dims = {1, kind == 3 ? 2 : 1, L, S}};
+  int32_t q = rlx_graph_add_input(&g, "q", RLX_DTYPE_F32, &qs);
+  int32_t k = rlx_graph_add_input(&g, "k", RLX_DTYPE_F32, &qs), v = rlx_graph_add_input(&g, "v", RLX_DTYPE_F32, &qs);
+  int64_t n = rlx_shape_numel(&ms);
+  uint8_t *b = malloc((size_t)n);
+  for (int64_t e = 0; e < n; e++) {
+    int64_t i = e / S % L, c = e % S;
+    b[e] = kind == 1 ? c < i : c <= i;
+  }
+  if (kind == 2) b[5 * S + 20] = 1; /* a key after the diagonal kept */
+  int32_t m = rlx_graph_add_const(&g, RLX_DTYPE_BOOL, &ms, b);
+  free(b);
+  rlx_params ap = {.attention = {.scale = 0.3}};
+  int32_t in[4] = {q, k, v, m};
+  int32_t y = rlx_graph_add1(&g, RLX_OP_ATTENTION, &ap, in, 4, "sdpa", NULL);
+  if (kind == 4) { /* a mask that broadcasts over the rows is not the triangle either */
+    CHECK(y < 0);
+    rlx_graph_free(&g);
+    return;
+  }
+  CHECK_OK(rlx_graph_add_output(&g, y));
+  rlx_graph f;
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  CHECK_OK(rlx_pass_recognize(&f));
+  CHECK_OK(rlx_graph_verify(&f, "recognize"));
+  const rlx_node *a = &f.nodes[f.n_nodes - 1];
+  if (kind == 0) CHECK(a->p.attention.causal && a->in[3] < 0);
+  else CHECK(!a->p.attention.causal && a->in[3] == m);
+  float *x[3];
+  for (int i = 0; i < 3; i++) {
+    x[i] = malloc(sizeof(float) * 592);
+    for (int j = 0; j < 592; j++) x[i][j] = (float)(((j + 5 * i) * 29) % 31 - 15) * 0.09f;
+  }
+  for (int threads = 0; threads <= 2; threads++) {
+    float **o0 = graph_run(&g, x, threads, NULL), **o1 = graph_run(&f, x, threads, NULL);
+    if (!threads) CHECK(memcmp(o0[0], o1[0], sizeof(float) * 592) == 0);
+    for (int i = 0; threads && i < 592; i++) CHECK_NEAR(o1[0][i], o0[0][i], 1e-6 * (1 + fabs(o0[0][i])));
+    free(o0[0]), free(o0), free(o1[0]), free(o1);
+  }
+  for (int i = 0; i < 3; i++) free(x[i]);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
+TEST(causal_mask) {
+  for (int kind = 0; kind <= 4; kind++) causal_mask_case(kind);
+}
+
+TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, norm_activation, gqa_repeat_kv,
+          causal_mask)

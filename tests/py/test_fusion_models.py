@@ -107,6 +107,9 @@ def test_gpt2_gelu_is_one_node_per_layer(rlx_bin, tmp_path):
     mm = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+matmul\s", line) and "+gelu_tanh" in line]
     assert len(mm) == 2, out[:4000]  # one per layer
     assert not [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+fused\s", line) and "tanh(" in line]
+    # its constant causal mask (a bool triangle) is recognized as the causal flag
+    attn = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+attention\s", line)]
+    assert len(attn) == 2 and all(" causal " in line and line.rstrip().endswith("- -> f32[1, 4, 24, 16]") for line in attn), attn
     on_ref, hist = kernels(out)
     assert "slice_runs" in hist, hist  # the qkv split
     assert on_ref <= 1, hist  # at most the embedding's gather
