@@ -193,6 +193,9 @@ bool rlx_shape_valid(const rlx_shape *s, int64_t *numel);
 
 int64_t rlx_shape_numel(const rlx_shape *s);
 bool rlx_shape_eq(const rlx_shape *a, const rlx_shape *b);
+/* Whether a and b have the same axes of size other than 1, in order (one is
+ * the other reshaped by adding or dropping unit axes: the same memory). */
+bool rlx_shape_same_nonunit(const rlx_shape *a, const rlx_shape *b);
 /* "[2, 3, 4]" into buf (always NUL-terminated); returns buf. */
 char *rlx_shape_str(const rlx_shape *s, char *buf, size_t cap);
 /* Normalizes a possibly negative axis against rank; -1 if out of range. */

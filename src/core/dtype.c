@@ -283,6 +283,16 @@ int64_t rlx_view_numel(const rlx_tensor_view *v) {
   return n;
 }
 
+bool rlx_shape_same_nonunit(const rlx_shape *a, const rlx_shape *b) {
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < a->rank && a->dims[i] == 1) i++;
+    while (j < b->rank && b->dims[j] == 1) j++;
+    if (i == a->rank || j == b->rank) return i == a->rank && j == b->rank;
+    if (a->dims[i++] != b->dims[j++]) return false;
+  }
+}
+
 bool rlx_shape_eq(const rlx_shape *a, const rlx_shape *b) {
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

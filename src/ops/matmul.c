@@ -72,7 +72,12 @@ static rlx_status matmul_infer(const rlx_graph *g, const rlx_node *n, rlx_shape 
     if (rlx_broadcast(&bias->shape, &os[0], &tmp) || !rlx_shape_eq(&tmp, &os[0]))
       RLX_INFER_FAIL("matmul bias does not broadcast to the output");
   }
-  return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
+  /* the residual may be the output reshaped by unit axes (fuse_epilogue: an
+   * add behind a view of the output), the same elements in the same order */
+  const rlx_value *res = rlx_in(g, n, 3);
+  if (res && res->dtype == od[0] && !rlx_shape_eq(&res->shape, &os[0]) && rlx_shape_same_nonunit(&res->shape, &os[0]))
+    return rlx_epilogue_infer(NULL, &p->ep, &os[0], od[0]);
+  return rlx_epilogue_infer(res, &p->ep, &os[0], od[0]);
 }
 
 static size_t matmul_scratch(const rlx_graph *g, const rlx_node *n) {

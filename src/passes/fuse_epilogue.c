@@ -60,6 +60,39 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
       *changed = true;
       return RLX_OK; /* the dead add still reads y: the next run, after dce, takes the activation */
     }
+    /* reshape(y) + r is reshape(y + r) for a reshape that only adds or drops
+     * unit axes (GPT-2's addmm, view, add; ViT's out_proj): the residual
+     * read as y's elements in order (ops/matmul.c takes that shape) */
+    if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res) {
+      /* through a chain of such reshapes (ViT's [L, E] -> [L, 1, E] -> [1, L, E]) */
+      int32_t ri = ci;
+      for (;;) {
+        const rlx_node *rn = &g->nodes[ri];
+        int32_t nx = is_output(g, rn->out[0]) ? -1 : rlx_single_consumer(g, rn->out[0], ri);
+        if (nx < 0 || g->nodes[nx].op != RLX_OP_RESHAPE) break;
+        ri = nx;
+      }
+      c = &g->nodes[ri];
+    }
+    if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res && !is_output(g, c->out[0]) &&
+        rlx_shape_same_nonunit(&g->values[c->out[0]].shape, &g->values[y].shape)) {
+      int32_t ai = rlx_single_consumer(g, c->out[0], (int32_t)(c - g->nodes));
+      const rlx_node *a = ai >= 0 ? &g->nodes[ai] : NULL;
+      if (a && a->op == RLX_OP_BINARY && a->p.binary.kind == RLX_BINARY_ADD && a->in[0] != a->in[1]) {
+        int32_t rv = a->in[0] == c->out[0] ? a->in[1] : a->in[0];
+        const rlx_value *r = &g->values[rv], *w = &g->values[c->out[0]];
+        if (r->dtype == w->dtype && rlx_shape_eq(&r->shape, &w->shape) &&
+            rlx_shape_eq(&g->values[a->out[0]].shape, &w->shape) && available_before(g, rv, pi)) {
+          rlx_status st = rlx_node_set_input(g, pi, 3, rv);
+          if (!st) st = rlx_node_absorb(g, pi, ai);
+          if (st) return st;
+          rlx_replace_uses(g, g->nodes[ai].out[0], c->out[0]);
+          *changed = true;
+          return RLX_OK;
+        }
+      }
+      c = &g->nodes[ci]; /* not fused: the activation case below starts at y's reader again */
+    }
     /* act(reshape(y)) is reshape(act(y)): an activation behind a view (GPT-2's addmm, view, gelu) */
     int32_t via = -1;
     if (c->op == RLX_OP_RESHAPE && !is_output(g, c->out[0])) {

@@ -191,6 +191,58 @@ TEST(epilogue_behind_reshape) {
   rlx_graph_free(&g);
 }
 
+/* matmul -> reshapes that only add unit axes -> + r: the add goes into the
+ * matmul's epilogue as its residual (read as the output's elements in order),
+ * then the activation after it; the same bits, reference and fast. A reshape
+ * that regroups axes ([10, 24] -> [2, 5, 24]) keeps the add apart. */
+static void residual_behind_reshape_case(bool regroup) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape as = {.rank = 2, .dims = {10, 100}}, ws = {.rank = 2, .dims = {100, 24}};
+  rlx_shape s1 = {.rank = 3, .dims = {10, 1, 24}}, s2 = {.rank = 3, .dims = {1, 10, 24}}, s3 = {.rank = 3, .dims = {2, 5, 24}};
+  int32_t a = rlx_graph_add_input(&g, "a", RLX_DTYPE_F32, &as);
+  float *w = malloc(sizeof(float) * 2400);
+  for (int i = 0; i < 2400; i++) w[i] = (float)((i * 37) % 101 - 50) * 0.003f;
+  int32_t wv = rlx_graph_add_const(&g, RLX_DTYPE_F32, &ws, w);
+  for (int i = 0; i < 240; i++) w[i] = (float)((i * 11) % 17 - 8) * 0.1f;
+  int32_t res = rlx_graph_add_const(&g, RLX_DTYPE_F32, regroup ? &s3 : &s2, w);
+  free(w);
+  rlx_params mp = {.matmul = {.alpha = 1, .beta = 1}};
+  int32_t m = rlx_graph_add1(&g, RLX_OP_MATMUL, &mp, (int32_t[]){a, wv}, 2, "mm", NULL);
+  rlx_params r1 = {.shape = {.shape = s1}}, r2 = {.shape = {.shape = regroup ? s3 : s2}};
+  int32_t v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &r1, &m, 1, "view", NULL);
+  v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &r2, &v, 1, "view2", NULL);
+  CHECK_OK(rlx_graph_add_output(&g, un(&g, (rlx_unary_params){.kind = RLX_UNARY_RELU}, bin(&g, RLX_BINARY_ADD, v, res))));
+  rlx_graph f;
+  CHECK_OK(rlx_graph_clone(&g, &f));
+  for (int pass = 0; pass < 2; pass++) { /* as passes.def: fuse_epilogue, dce, twice */
+    CHECK_OK(rlx_pass_fuse_epilogue(&f));
+    CHECK_OK(rlx_pass_dce(&f));
+    CHECK_OK(rlx_graph_verify(&f, "fuse_epilogue"));
+  }
+  if (regroup) {
+    CHECK(graph_count_op(&f, RLX_OP_BINARY) == 1);
+  } else {
+    CHECK(graph_count_op(&f, RLX_OP_BINARY) == 0 && f.nodes[0].op == RLX_OP_MATMUL && f.nodes[0].n_in == 4 &&
+          f.nodes[0].in[3] == res);
+  }
+  float *xs = malloc(sizeof(float) * 1000), *y0 = malloc(sizeof(float) * 240), *y1 = malloc(sizeof(float) * 240);
+  for (int i = 0; i < 1000; i++) xs[i] = (float)((i * 13) % 29 - 14) * 0.05f;
+  for (int threads = 0; threads <= 2; threads++) {
+    run(&g, xs, y0, threads);
+    run(&f, xs, y1, threads);
+    CHECK(memcmp(y0, y1, sizeof(float) * 240) == 0);
+  }
+  free(xs), free(y0), free(y1);
+  rlx_graph_free(&f);
+  rlx_graph_free(&g);
+}
+
+TEST(residual_behind_reshape) {
+  residual_behind_reshape_case(false);
+  residual_behind_reshape_case(true);
+}
+
 /* norm -> activation: the activation goes into the norm's epilogue (layer,
  * RMS, group and inference batch norm); the same bits as the unfused graph,
  * fast kernels against fast, references against references, NaN and
@@ -372,5 +424,5 @@ TEST(causal_mask) {
   for (int kind = 0; kind <= 4; kind++) causal_mask_case(kind);
 }
 
-TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, norm_activation, gqa_repeat_kv,
-          causal_mask)
+TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, residual_behind_reshape,
+          norm_activation, gqa_repeat_kv, causal_mask)
