@@ -198,9 +198,18 @@ typedef struct rlx_norm_params {
   rlx_epilogue ep; /* an activation after the affine part (fuse_epilogue); norms take no residual */
 } rlx_norm_params;
 
+/* rlx_attention_params.rows_lh: which of q, k, v and the output hold their
+ * heads inside each row, [*B, L, H, D] in memory and in their shape, instead
+ * of [*B, H, L, D] (set by the attention_layout pass, never by lowering). */
+#define RLX_ATTN_Q_LH 1u
+#define RLX_ATTN_K_LH 2u
+#define RLX_ATTN_V_LH 4u
+#define RLX_ATTN_OUT_LH 8u
+
 typedef struct rlx_attention_params {
   bool causal;
-  double scale; /* 0: 1/sqrt(E) */
+  double scale;     /* 0: 1/sqrt(E) */
+  uint8_t rows_lh;  /* RLX_ATTN_*_LH bits */
 } rlx_attention_params;
 
 /* reshape and expand: the target shape. */

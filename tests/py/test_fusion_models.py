@@ -109,7 +109,10 @@ def test_gpt2_gelu_is_one_node_per_layer(rlx_bin, tmp_path):
     assert not [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+fused\s", line) and "tanh(" in line]
     # its constant causal mask (a bool triangle) is recognized as the causal flag
     attn = [line for line in out.splitlines() if re.match(r"\s+\d+\s+\S+\s+attention\s", line)]
-    assert len(attn) == 2 and all(" causal " in line and line.rstrip().endswith("- -> f32[1, 4, 24, 16]") for line in attn), attn
+    assert len(attn) == 2 and all(" causal " in line and line.rstrip().endswith("- -> f32[1, 24, 4, 16]") for line in attn), attn
+    # and reads q, k, v and writes its output with the heads inside the rows: no head-split permute is left
+    assert all("heads-in-rows=qkvo" in line for line in attn), attn
+    assert "permute" not in rlx_ops(out), rlx_ops(out)
     on_ref, hist = kernels(out)
     assert "slice_runs" in hist, hist  # the qkv split
     assert on_ref <= 1, hist  # at most the embedding's gather
