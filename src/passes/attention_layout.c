@@ -22,16 +22,10 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 
-static bool is_output(const rlx_graph *g, int32_t v) {
-  for (int32_t i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 /* The producer of v when it is a node of op `op` whose output only `user` reads; -1 otherwise. */
 static int32_t private_producer(const rlx_graph *g, int32_t v, int32_t user, rlx_op op) {
   const rlx_value *val = &g->values[v];
-  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || is_output(g, v)) return -1;
+  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || rlx_is_graph_output(g, v)) return -1;
   if (g->nodes[val->producer].op != op) return -1;
   return rlx_single_consumer(g, v, val->producer) == user ? val->producer : -1;
 }
@@ -95,7 +89,7 @@ static void try_output(rlx_graph *g, int32_t ai) {
   rlx_node *a = &g->nodes[ai];
   int32_t y = a->out[0];
   const rlx_shape *ys = &g->values[y].shape;
-  if (!heads_nonunit(ys) || is_output(g, y)) return;
+  if (!heads_nonunit(ys) || rlx_is_graph_output(g, y)) return;
   int32_t pi = rlx_single_consumer(g, y, ai);
   if (pi < 0 || g->nodes[pi].op != RLX_OP_PERMUTE) return;
   /* the permute's output, its axes other than 1, is [.., L, H, D] of y's [.., H, L, D] */

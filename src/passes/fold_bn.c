@@ -67,9 +67,7 @@ rlx_status rlx_pass_fold_bn(rlx_graph *g) {
         (conv->n_in > 3 && conv->in[3] >= 0) || !constant(g, conv->in[1]) ||
         (conv->n_in > 2 && !constant(g, conv->in[2])) || rlx_single_consumer(g, bn->in[0], ci) != bi)
       continue;
-    bool is_output = false;
-    for (int32_t i = 0; i < g->n_outputs; i++) is_output |= g->outputs[i] == bn->in[0];
-    if (is_output) continue;
+    if (rlx_is_graph_output(g, bn->in[0])) continue;
     rlx_status st = fold_one(g, ci, bi);
     if (st) return st;
   }

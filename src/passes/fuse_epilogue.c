@@ -13,12 +13,6 @@
  */
 #include "passes/passes.h"
 
-static bool is_output(const rlx_graph *g, int32_t v) {
-  for (int32_t i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 static bool is_norm(const rlx_node *n) {
   return n->op == RLX_OP_LAYER_NORM || n->op == RLX_OP_RMS_NORM || n->op == RLX_OP_GROUP_NORM ||
          n->op == RLX_OP_BATCH_NORM;
@@ -42,7 +36,7 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
     rlx_node *p = &g->nodes[pi];
     rlx_epilogue *ep = epilogue_of(p);
     int32_t y = p->out[0];
-    if (!ep || ep->has_act || is_output(g, y) || !rlx_dtype_is_float(g->values[y].dtype)) return RLX_OK;
+    if (!ep || ep->has_act || rlx_is_graph_output(g, y) || !rlx_dtype_is_float(g->values[y].dtype)) return RLX_OK;
     int32_t ci = rlx_single_consumer(g, y, pi);
     if (ci < 0) return RLX_OK;
     const rlx_node *c = &g->nodes[ci];
@@ -68,13 +62,13 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
       int32_t ri = ci;
       for (;;) {
         const rlx_node *rn = &g->nodes[ri];
-        int32_t nx = is_output(g, rn->out[0]) ? -1 : rlx_single_consumer(g, rn->out[0], ri);
+        int32_t nx = rlx_is_graph_output(g, rn->out[0]) ? -1 : rlx_single_consumer(g, rn->out[0], ri);
         if (nx < 0 || g->nodes[nx].op != RLX_OP_RESHAPE) break;
         ri = nx;
       }
       c = &g->nodes[ri];
     }
-    if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res && !is_output(g, c->out[0]) &&
+    if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res && !rlx_is_graph_output(g, c->out[0]) &&
         rlx_shape_same_nonunit(&g->values[c->out[0]].shape, &g->values[y].shape)) {
       int32_t ai = rlx_single_consumer(g, c->out[0], (int32_t)(c - g->nodes));
       const rlx_node *a = ai >= 0 ? &g->nodes[ai] : NULL;
@@ -95,7 +89,7 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
     }
     /* act(reshape(y)) is reshape(act(y)): an activation behind a view (GPT-2's addmm, view, gelu) */
     int32_t via = -1;
-    if (c->op == RLX_OP_RESHAPE && !is_output(g, c->out[0])) {
+    if (c->op == RLX_OP_RESHAPE && !rlx_is_graph_output(g, c->out[0])) {
       int32_t ui = rlx_single_consumer(g, c->out[0], ci);
       if (ui >= 0 && g->nodes[ui].op == RLX_OP_UNARY) via = ci, ci = ui, c = &g->nodes[ci];
     }

@@ -17,12 +17,6 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 
-static bool is_output(const rlx_graph *g, int32_t v) {
-  for (int32_t i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 /* Whether s is a gate for x [N, H, W, C]: [N or 1, 1, 1, C] of x's dtype. */
 static bool is_gate(const rlx_value *s, const rlx_value *x) {
   const rlx_shape *a = &s->shape, *b = &x->shape;
@@ -38,7 +32,7 @@ static rlx_status fuse_one(rlx_graph *g, int32_t ci) {
     return RLX_OK;
   int32_t v = c->in[0];
   const rlx_value *val = &g->values[v];
-  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || is_output(g, v)) return RLX_OK;
+  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || rlx_is_graph_output(g, v)) return RLX_OK;
   int32_t mi = val->producer;
   const rlx_node *m = &g->nodes[mi];
   if (m->op != RLX_OP_BINARY || m->p.binary.kind != RLX_BINARY_MUL || rlx_single_consumer(g, v, mi) != ci)

@@ -18,16 +18,10 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 
-static bool is_output(const rlx_graph *g, int32_t v) {
-  for (int32_t i = 0; i < g->n_outputs; i++)
-    if (g->outputs[i] == v) return true;
-  return false;
-}
-
 /* The producer of v when it is a binary `kind` node whose output only `user` reads. */
 static int32_t private_binary(const rlx_graph *g, int32_t v, int32_t user, rlx_binary_kind kind) {
   const rlx_value *val = &g->values[v];
-  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || is_output(g, v)) return -1;
+  if (val->kind != RLX_VALUE_NODE || val->producer < 0 || rlx_is_graph_output(g, v)) return -1;
   const rlx_node *p = &g->nodes[val->producer];
   if (p->op != RLX_OP_BINARY || p->p.binary.kind != kind) return -1;
   return rlx_single_consumer(g, v, val->producer) == user ? val->producer : -1;

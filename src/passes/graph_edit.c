@@ -30,6 +30,12 @@ int32_t rlx_single_consumer(const rlx_graph *g, int32_t v, int32_t after) {
   return found;
 }
 
+bool rlx_is_graph_output(const rlx_graph *g, int32_t v) {
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) return true;
+  return false;
+}
+
 void rlx_replace_uses(rlx_graph *g, int32_t old_v, int32_t new_v) {
   for (int32_t i = 0; i < g->n_nodes; i++)
     for (int32_t k = 0; k < g->nodes[i].n_in; k++)

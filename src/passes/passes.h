@@ -21,6 +21,8 @@ rlx_status rlx_passes_run(rlx_graph *g, bool verify);
 int32_t *rlx_value_uses(const rlx_graph *g);
 /* The only node after `after` that reads v, or -1 (none, or several). */
 int32_t rlx_single_consumer(const rlx_graph *g, int32_t v, int32_t after);
+/* Whether v is one of the graph's outputs. */
+bool rlx_is_graph_output(const rlx_graph *g, int32_t v);
 /* Every read of old_v (and the FX map's entry) now names new_v. */
 void rlx_replace_uses(rlx_graph *g, int32_t old_v, int32_t new_v);
 /* Records that node `into` now also computes node `from` (fusion). */

@@ -25,51 +25,16 @@
 #include "ir/print.h"
 #include "ops/ops_util.h"
 #include "passes/passes.h"
+#define GRAPH_BUILD_SEED 4242u
+#include "graph_build.h"
 #include "graph_run.h"
 #include "test.h"
-
-static unsigned rng = 4242;
-static float frand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)((double)(rng >> 8) / 16777216.0 * 2.0 - 1.0);
-}
-
-static rlx_shape shp4(int64_t a, int64_t b, int64_t c, int64_t d) { return (rlx_shape){.rank = 4, .dims = {a, b, c, d}}; }
-
-static int32_t weight(rlx_graph *g, rlx_shape s) {
-  int64_t n = rlx_shape_numel(&s);
-  float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
-  for (int64_t i = 0; i < n; i++) w[i] = frand();
-  int32_t v = rlx_graph_add_const(g, RLX_DTYPE_F32, &s, w);
-  free(w);
-  return v;
-}
 
 typedef struct gate_case {
   int64_t N, H, W, C, O, k, s, p; /* x [N, H, W, C], an O-channel k x k conv, stride s, pad p */
   int64_t gate_n;                 /* the gate's batch: N or 1 */
   bool residual, act, nan, gate_first;
 } gate_case;
-
-static bool same_bits(const float *a, const float *b, int64_t n, const char *what) {
-  for (int64_t i = 0; i < n; i++)
-    if (isnan(a[i]) ? !isnan(b[i]) : memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
-      fprintf(stderr, "  [%s] %s: element %lld: %.9g vs %.9g\n", rlx_test_current, what, (long long)i, a[i], b[i]);
-      return false;
-    }
-  return true;
-}
-
-static bool near(const float *ref, const float *got, int64_t n, double tol, const char *what) {
-  for (int64_t i = 0; i < n; i++) {
-    bool ok = isnan(ref[i]) ? isnan(got[i]) : ref[i] == got[i] || fabs((double)got[i] - ref[i]) <= tol * (1 + fabs((double)ref[i]));
-    if (!ok) {
-      fprintf(stderr, "  [%s] %s: element %lld: %.9g vs %.9g\n", rlx_test_current, what, (long long)i, ref[i], got[i]);
-      return false;
-    }
-  }
-  return true;
-}
 
 /* x, s (and the residual) are graph inputs; the conv's output the graph output. */
 static void build(rlx_graph *g, const gate_case *t) {
@@ -118,12 +83,12 @@ static void run_case(const gate_case *t) {
   for (int i = 0; i < g.n_inputs; i++) in[i] = random_input(&g, i, t->nan);
   int64_t n = rlx_shape_numel(&g.values[g.outputs[0]].shape);
   float **ref = graph_run(&g, in, 0, NULL), **fref = graph_run(&f, in, 0, NULL);
-  CHECK(same_bits(ref[0], fref[0], n, "reference"));
+  CHECK(close_to(ref[0], fref[0], n, 0, "reference"));
   for (int threads = 1; threads <= 3; threads++) {
     const char *names[4] = {0};
     float **a = graph_run(&g, in, threads, NULL), **b = graph_run(&f, in, threads, names);
-    CHECK(same_bits(a[0], b[0], n, "fast"));
-    CHECK(near(ref[0], b[0], n, 1e-5 * (double)(t->C * t->k * t->k), "fast against the reference"));
+    CHECK(close_to(a[0], b[0], n, 0, "fast"));
+    CHECK(close_to(ref[0], b[0], n, 1e-5 * (double)(t->C * t->k * t->k), "fast against the reference"));
     bool pw = t->k == 1 && t->s == 1 && t->p == 0;
     const char *want = pw ? "f32_conv_nhwc_1x1_gated_sgemm" : "f32_conv_nhwc_gated_sgemm";
     CHECK(names[0] && !strcmp(names[0], want));

@@ -21,25 +21,10 @@
 #include "ops/ops_util.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#define GRAPH_BUILD_SEED 777u
+#include "graph_build.h"
 #include "graph_run.h"
 #include "test.h"
-
-static unsigned rng = 777;
-static float frand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)((double)(rng >> 8) / 16777216.0 * 2.0 - 1.0);
-}
-
-static rlx_shape shp4(int64_t a, int64_t b, int64_t c, int64_t d) { return (rlx_shape){.rank = 4, .dims = {a, b, c, d}}; }
-
-static int32_t weight(rlx_graph *g, rlx_shape s) {
-  int64_t n = rlx_shape_numel(&s);
-  float *w = malloc(sizeof(float) * (size_t)(n ? n : 1));
-  for (int64_t i = 0; i < n; i++) w[i] = frand();
-  int32_t v = rlx_graph_add_const(g, RLX_DTYPE_F32, &s, w);
-  free(w);
-  return v;
-}
 
 /* conv of x: O outputs, k x k, stride s, pad p, dilation d, groups G, with a bias. */
 static int32_t conv(rlx_graph *g, const char *label, int32_t x, int64_t O, int64_t k, int64_t s, int64_t p, int64_t d,
@@ -59,17 +44,6 @@ static int32_t un(rlx_graph *g, const char *label, rlx_unary_kind k, int32_t x) 
 static int32_t bin(rlx_graph *g, const char *label, rlx_binary_kind k, int32_t a, int32_t b) {
   rlx_params q = {.binary = {.kind = k}};
   return rlx_graph_add1(g, RLX_OP_BINARY, &q, (int32_t[]){a, b}, 2, label, NULL);
-}
-
-static bool close_to(const float *ref, const float *got, int64_t n, double tol, const char *what) {
-  for (int64_t i = 0; i < n; i++) {
-    bool ok = isnan(ref[i]) ? isnan(got[i]) : ref[i] == got[i] || fabs((double)got[i] - (double)ref[i]) <= tol * (1.0 + fabs((double)ref[i]));
-    if (!ok || (tol == 0 && ref[i] == 0 && signbit(ref[i]) != signbit(got[i]))) {
-      fprintf(stderr, "  [%s] %s: element %lld: %.9g vs %.9g\n", rlx_test_current, what, (long long)i, ref[i], got[i]);
-      return false;
-    }
-  }
-  return true;
 }
 
 static int count_channels_last(const rlx_graph *g) {
