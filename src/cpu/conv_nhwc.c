@@ -29,8 +29,10 @@
 #include <immintrin.h>
 #endif
 
+#include "cpu/conv_dw.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
+#include "cpu/vmath.h"
 #include "ops/ops_util.h"
 
 typedef struct nhwc_geo {
@@ -253,6 +255,9 @@ typedef struct dw_job {
   float *y;
   const rlx_epilogue *ep;
   int64_t cblocks, cblock; /* channel blocks per row, channels per block */
+  bool rows;               /* the register-blocked rows (conv_dw_avx512.c) */
+  int act;                 /* theirs in registers (conv_dw.h), or RLX_SGEMM_ACT_NONE */
+  float lo, hi;
 } dw_job;
 
 /* For np output pixels p (x advancing xstep floats, y ystep floats per pixel):
@@ -369,6 +374,19 @@ static void dw_task(void *ctx, int64_t t, int worker) {
   const float *img = j->x + b * c->H * c->W * c->C + c0;
   const float *wt = j->wt + c0, *bias = j->bias ? j->bias + c0 : NULL;
   float *yrow = j->y + (b * c->OH + oy) * c->OW * c->C + c0;
+  if (j->rows) {
+    int64_t at = (b * c->OH + oy) * c->OW * c->C + c0;
+    rlx_dw_row r = {.x = img, .wt = wt, .bias = bias, .res = j->res ? j->res + at : NULL, .y = yrow,
+                    .C = c->C, .W = c->W, .OW = c->OW, .nc = nc, .iy0 = iy0, .dh = c->dh, .k0 = k0, .k1 = k1,
+                    .kw = (int)c->kw, .sw = (int)c->sw, .pw = (int)c->pw, .act = j->act, .lo = j->lo, .hi = j->hi};
+    rlx_dw_row_avx512(&r);
+    if (j->ep->has_act && j->act == RLX_SGEMM_ACT_NONE) { /* an activation the rows do not have */
+      if (nc == c->C) rlx_cpu_act_f32(&j->ep->act, yrow, c->OW * c->C);
+      else
+        for (int64_t ox = 0; ox < c->OW; ox++) rlx_cpu_act_f32(&j->ep->act, yrow + ox * c->C, nc);
+    }
+    return;
+  }
   int64_t xoff[DW_TAPS], woff[DW_TAPS];
   /* the pixels whose every kernel column is inside the image: [in0, in1) */
   int64_t in0 = (c->pw + c->sw - 1) / c->sw, last = c->W - 1 - (c->kw - 1) * c->dw + c->pw;
@@ -437,6 +455,14 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   dw_job j = {.x = in[0].data, .wt = x->packed, .bias = in[2].data, .res = n->n_in > 3 ? in[3].data : NULL,
               .y = out[0].data, .ep = &n->p.conv.ep};
   if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
+  j.rows = rlx_dw_rows_take(j.c.kw, j.c.sw, j.c.dw), j.act = RLX_SGEMM_ACT_NONE;
+  if (j.rows && j.ep->has_act) {
+    rlx_sgemm_post post;
+    rlx_unary_kind k = j.ep->act.kind;
+    if (rlx_cpu_sgemm_post(j.ep, &post)) j.act = (int)post.act, j.lo = post.lo, j.hi = post.hi;
+    else if ((k == RLX_UNARY_SILU || k == RLX_UNARY_SIGMOID) && rlx_cpu_avx512_math()) /* eltwise.c's vector math */
+      j.act = k == RLX_UNARY_SILU ? RLX_DW_ACT_SILU : RLX_DW_ACT_SIGMOID;
+  }
   int64_t rows = j.c.N * j.c.OH;
   if (rows == 0 || j.c.OW == 0 || j.c.C == 0) return RLX_OK;
   /* whole rows when there are plenty; else channel blocks too, so every thread has several tasks */
@@ -449,6 +475,11 @@ static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
 }
 
 /* ---- selection ---- */
+
+bool rlx_dw_rows_take(int64_t kw, int64_t sw, int64_t dw) {
+  return (kw == 3 || kw == 5 || kw == 7) && (sw == 1 || sw == 2) && dw == 1 &&
+         !strcmp(rlx_sgemm_active()->name, "avx512");
+}
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   size_t bytes = rlx_sgemm_scratch(threads);
@@ -477,7 +508,8 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
     for (int64_t ch = 0; ch < c.C; ch++)
       for (int64_t t = 0; t < taps; t++) wt[t * c.C + ch] = w[ch * taps + t];
     k->packed = wt;
-    k->run = dw_run, k->fast = true, k->name = "f32_conv_nhwc_depthwise", k->scratch = 0;
+    k->run = dw_run, k->fast = true, k->scratch = 0;
+    k->name = rlx_dw_rows_take(c.kw, c.sw, c.dw) ? "f32_conv_nhwc_depthwise_rows" : "f32_conv_nhwc_depthwise";
     return RLX_OK;
   }
   if (c.G != 1) return RLX_OK;
