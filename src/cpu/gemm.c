@@ -182,7 +182,7 @@ typedef struct gemm_job {
   char *a_bufs;
   char *b_bufs;          /* per-task packing: each worker's B panels (b_buf_bytes apart) */
   size_t b_buf_bytes;
-  bool a_inplace; /* A unpacked, read by rlx_f32_gemm_ukernel_a__avx512_12x32 (a_inplace_ok) */
+  bool a_inplace; /* A unpacked, read by the ISA's in-place kernel (a_inplace_ok) */
   float *a_fill;  /* where pack_a_task writes the shared packed A */
   /* Task t is (row block, column chunk) t / ctiles, t % ctiles: the pool
    * deals each thread a contiguous range of tasks, so each thread writes
@@ -199,9 +199,28 @@ typedef struct gemm_job {
  * 3136x96x384 B^T over packed weights: 81 -> 93 GFLOP/s; with 12 panels
  * (3136x384x96) packing still wins by a few percent. */
 #define A_INPLACE_PANELS 4
+typedef void (*a_ukernel)(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int m, int n,
+                          bool accumulate);
+typedef void (*a_post_ukernel)(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc, int m,
+                               int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+/* The ISA's microkernels with A in place (plain, with the post), or false. The 12x16 one: one thread,
+ * 12544x16x16 with a residual (mobilenet_v3's second 1x1 conv) spent a third of its time packing A. */
+static bool a_inplace_kernels(const rlx_sgemm_isa *isa, a_ukernel *plain, a_post_ukernel *post) {
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32) {
+    *plain = rlx_f32_gemm_ukernel_a__avx512_12x32, *post = rlx_f32_gemm_ukernel_a_post__avx512_12x32;
+    return true;
+  }
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16) {
+    *plain = rlx_f32_gemm_ukernel_a__avx512_12x16, *post = rlx_f32_gemm_ukernel_a_post__avx512_12x16;
+    return true;
+  }
+  return false;
+}
 static bool a_inplace_ok(const rlx_sgemm_isa *isa, const rlx_sgemm_args *a, int64_t chunk) {
-  return isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32 && !a->a_packed && !a->pack_a && a->A &&
-         a->M > RLX_SGEMM_SKINNY_M && chunk <= A_INPLACE_PANELS && a->lda % 1024 != 0;
+  a_ukernel plain;
+  a_post_ukernel post;
+  return a_inplace_kernels(isa, &plain, &post) && !a->a_packed && !a->pack_a && a->A && a->M > RLX_SGEMM_SKINNY_M &&
+         chunk <= A_INPLACE_PANELS && a->lda % 1024 != 0;
 }
 
 /* Offset (floats) of block (ic, pc) in a fully prepacked A. */
@@ -322,6 +341,9 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
     return;
   }
   if (j->a_inplace) { /* A read in place: few panels would reuse a packed block */
+    a_ukernel plain = NULL;
+    a_post_ukernel with_post = NULL;
+    a_inplace_kernels(isa, &plain, &with_post); /* true: a_inplace_ok held */
     for (int64_t p = pa; p < pb; p++) {
       int64_t col = j->j0 + p * isa->nr;
       const float *b = bp + (p - pbase) * kc * isa->nr;
@@ -330,9 +352,9 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
         float *c = j->C + (i0 + ir) * j->ldc + col;
         int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
         if (last && j->post)
-          rlx_f32_gemm_ukernel_a_post__avx512_12x32(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0, j->post, i0 + ir, col);
+          with_post(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0, j->post, i0 + ir, col);
         else
-          rlx_f32_gemm_ukernel_a__avx512_12x32(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0);
+          plain(kc, a, j->lda, b, c, j->ldc, m, nn, p0 > 0);
       }
     }
     if (last && j->epilogue) epilogue_span(j, pa, pb, i0, mc, false);

@@ -52,9 +52,12 @@ typedef struct rlx_sgemm_isa {
 RLX_SGEMM_ISA_LIST(RLX_X_)
 #undef RLX_X_
 
-/* The 12x32 AVX-512 block with A unpacked (rows of stride lda; m <= 12):
- * the driver's choice where a packed A block would serve few B panels. */
+/* The 12x32 and 12x16 AVX-512 blocks with A unpacked (rows of stride lda;
+ * m <= 12): the driver's choice where a packed A block would serve few B
+ * panels. */
 void rlx_f32_gemm_ukernel_a__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate);
+void rlx_f32_gemm_ukernel_a__avx512_12x16(int64_t K, const float *a, int64_t lda, const float *b, float *c,
                                           int64_t ldc, int m, int n, bool accumulate);
 
 /* The microkernel in use (chosen on first call). */
@@ -126,6 +129,9 @@ void rlx_f32_gemm_ukernel_post__avx512_12x16(int64_t K, const float *a, const fl
                                              int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
                                              int64_t j0);
 void rlx_f32_gemm_ukernel_a_post__avx512_12x32(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                               int64_t ldc, int m, int n, bool accumulate,
+                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+void rlx_f32_gemm_ukernel_a_post__avx512_12x16(int64_t K, const float *a, int64_t lda, const float *b, float *c,
                                                int64_t ldc, int m, int n, bool accumulate,
                                                const rlx_sgemm_post *post, int64_t i0, int64_t j0);
 

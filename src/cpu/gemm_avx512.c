@@ -326,6 +326,45 @@ void rlx_f32_gemm_ukernel_post__avx512_12x16(int64_t K, const float *a, const fl
   POST_DISPATCH(k12x16(K, a, b, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
 }
 
+/* The 12x16 block with A read in place (rows of stride lda), as k12x32_a
+ * for the 12x32 one: a channels-last 1x1 conv with 16 output channels and
+ * few input channels (mobilenet_v3's 16 -> 16 at 112x112, efficientnet's
+ * 32 -> 16) packed each 12-row block of A for one panel. Rows past m alias
+ * row 0 (read, never stored). */
+static inline __attribute__((always_inline)) void k12x16_a(int64_t K, const float *a, int64_t lda, const float *b,
+                                                           float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                           const rlx_sgemm_post *post, int64_t i0, int64_t j0,
+                                                           const rlx_sgemm_act act) {
+  const float *r[12];
+  for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
+  for (int i = 0; i < m; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T1);
+  ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
+#define FMA1_A(i) c##i = _mm512_fmadd_ps(_mm512_set1_ps(r[i][k]), b0, c##i);
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < K; k++, b += 16) {
+    _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b);
+    FMA1_A(0) FMA1_A(1) FMA1_A(2) FMA1_A(3) FMA1_A(4) FMA1_A(5) FMA1_A(6) FMA1_A(7) FMA1_A(8) FMA1_A(9) FMA1_A(10)
+    FMA1_A(11)
+  }
+#undef FMA1_A
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
+  __m512 cb0 = post && post->col_bias ? _mm512_maskz_loadu_ps(k0, post->col_bias + j0) : _mm512_setzero_ps();
+  STORE1(0) STORE1(1) STORE1(2) STORE1(3) STORE1(4) STORE1(5)
+  STORE1(6) STORE1(7) STORE1(8) STORE1(9) STORE1(10) STORE1(11)
+}
+
+void rlx_f32_gemm_ukernel_a__avx512_12x16(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate) {
+  k12x16_a(K, a, lda, b, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
+}
+
+void rlx_f32_gemm_ukernel_a_post__avx512_12x16(int64_t K, const float *a, int64_t lda, const float *b, float *c,
+                                               int64_t ldc, int m, int n, bool accumulate,
+                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0) {
+  POST_DISPATCH(k12x16_a(K, a, lda, b, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
+}
+
 /* Skinny with one 16-column panel: m <= 4 rows, two k steps per iteration. */
 void rlx_f32_gemm_skinny__avx512_16(int64_t K, const float *a, int64_t lda, const float *b, float *c, int64_t ldc,
                                      int m, int n, bool accumulate) {

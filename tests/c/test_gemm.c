@@ -48,28 +48,51 @@ static double compare(const rlx_sgemm_isa *isa, rlx_threadpool *tp, int64_t M, i
   return worst;
 }
 
-/* The unpacked-A 12x32 kernel against the packed one on every (m, n) of a
- * block, rows of an odd stride, with and without accumulation: the same
- * FMAs in the same order, so the results are identical. */
+/* The unpacked-A 12x32 and 12x16 kernels against the packed ones on every
+ * (m, n) of a block, rows of an odd stride, with and without accumulation,
+ * plain and with a post (bias, residual, hardswish): the same FMAs in the
+ * same order, so the results are identical. */
 TEST(unpacked_a_kernel) {
   if (!rlx_sgemm_isa_named("avx512")) {
     printf("  avx512: not available on this CPU, skipped\n");
     return;
   }
   enum { K = 37, LDA = 41, LDC = 35 };
-  float A[12 * LDA], Ap[12 * K], B[K * 32], C1[12 * LDC], C2[12 * LDC];
+  float A[12 * LDA], Ap[12 * K], B[K * 32], C1[12 * LDC], C2[12 * LDC], bias[32], res[12 * LDC];
   for (int i = 0; i < 12 * LDA; i++) A[i] = (float)((i * 37) % 11) - 5.0f;
   for (int i = 0; i < K * 32; i++) B[i] = (float)((i * 13) % 7) - 3.0f;
-  for (int m = 1; m <= 12; m++)
-    for (int n = 1; n <= 32; n++)
-      for (int acc = 0; acc < 2; acc++) {
-        for (int k = 0; k < K; k++)
-          for (int r = 0; r < 12; r++) Ap[k * 12 + r] = r < m ? A[r * LDA + k] : 0.0f;
-        for (int i = 0; i < 12 * LDC; i++) C1[i] = C2[i] = (float)(i % 5);
-        rlx_f32_gemm_ukernel__avx512_12x32(K, Ap, B, C1, LDC, m, n, acc);
-        rlx_f32_gemm_ukernel_a__avx512_12x32(K, A, LDA, B, C2, LDC, m, n, acc);
-        CHECK(!memcmp(C1, C2, sizeof C1));
-      }
+  for (int i = 0; i < 32; i++) bias[i] = 0.25f * (float)(i % 9) - 1.0f;
+  for (int i = 0; i < 12 * LDC; i++) res[i] = 0.5f * (float)(i % 13) - 3.0f;
+  rlx_sgemm_post post = {.col_bias = bias, .res = res, .ldr = LDC, .act = RLX_SGEMM_ACT_HARDSWISH};
+  for (int wide = 0; wide < 2; wide++) /* 12x16, 12x32 */
+    for (int m = 1; m <= 12; m++)
+      for (int n = 1; n <= (wide ? 32 : 16); n++)
+        for (int acc = 0; acc < 2; acc++)
+          for (int with_post = 0; with_post < 2; with_post++) {
+            int nr = wide ? 32 : 16;
+            const float *b = B; /* a K x nr panel */
+            for (int k = 0; k < K; k++)
+              for (int r = 0; r < 12; r++) Ap[k * 12 + r] = r < m ? A[r * LDA + k] : 0.0f;
+            for (int i = 0; i < 12 * LDC; i++) C1[i] = C2[i] = (float)(i % 5);
+            const rlx_sgemm_post *p = with_post ? &post : NULL;
+            if (wide && p) {
+              rlx_f32_gemm_ukernel_post__avx512_12x32(K, Ap, b, C1, LDC, m, n, acc, p, 0, 0);
+              rlx_f32_gemm_ukernel_a_post__avx512_12x32(K, A, LDA, b, C2, LDC, m, n, acc, p, 0, 0);
+            } else if (wide) {
+              rlx_f32_gemm_ukernel__avx512_12x32(K, Ap, b, C1, LDC, m, n, acc);
+              rlx_f32_gemm_ukernel_a__avx512_12x32(K, A, LDA, b, C2, LDC, m, n, acc);
+            } else if (p) {
+              rlx_f32_gemm_ukernel_post__avx512_12x16(K, Ap, b, C1, LDC, m, n, acc, p, 0, 0);
+              rlx_f32_gemm_ukernel_a_post__avx512_12x16(K, A, LDA, b, C2, LDC, m, n, acc, p, 0, 0);
+            } else {
+              rlx_f32_gemm_ukernel__avx512_12x16(K, Ap, b, C1, LDC, m, n, acc);
+              rlx_f32_gemm_ukernel_a__avx512_12x16(K, A, LDA, b, C2, LDC, m, n, acc);
+            }
+            if (memcmp(C1, C2, sizeof C1))
+              fprintf(stderr, "  12x%d m=%d n=%d accumulate=%d post=%d: packed and in place differ\n", nr, m, n, acc,
+                      with_post);
+            CHECK(!memcmp(C1, C2, sizeof C1));
+          }
 }
 
 TEST(microkernels_all_sizes) {
