@@ -37,6 +37,10 @@ static const layer layers[] = {
 
 int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 9, only = argc > 3 ? atoi(argv[3]) : -1;
+  if (threads < 1 || threads > 256) { /* a pool of 0 would be the CPU count, the kernels' scratch sized for 0 */
+    fprintf(stderr, "usage: bench_dwconv [threads (1-256)] [rounds] [layer]\n");
+    return 2;
+  }
   rlx_threadpool *tp;
   if (rlx_threadpool_create(threads, &tp) != RLX_OK) return 1;
   if (threads == 1) bench_clock = CLOCK_THREAD_CPUTIME_ID;
