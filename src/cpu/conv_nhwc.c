@@ -361,17 +361,24 @@ RLX_VEC_CLONES static void add_to(float *restrict y, const float *restrict r, in
 #define DW_L1_ROWS (32 << 10)
 #define DW_TAPS 64 /* taps with a precomputed offset table (more: one pixel at a time, table rebuilt) */
 
-static void dw_task(void *ctx, int64_t t, int worker) {
-  (void)worker;
-  const dw_job *j = ctx;
+/* The kernel rows of output row oy inside the image: [*k0, *k1); returns oy's first input row. */
+static int64_t dw_krows(const nhwc_geo *c, int64_t oy, int64_t *k0, int64_t *k1) {
+  int64_t iy0 = oy * c->sh - c->ph;
+  *k0 = 0, *k1 = c->kh;
+  while (*k0 < *k1 && iy0 + *k0 * c->dh < 0) ++*k0;
+  while (*k1 > *k0 && iy0 + (*k1 - 1) * c->dh >= c->H) --*k1;
+  return iy0;
+}
+
+/* Output row oy of image b, channels [c0, c0 + nc), from the image's rows
+ * held at rows (channel c0 of row row0: the whole image at row0 0, or
+ * fuse_expand's band of rows). */
+static void dw_row_of(const dw_job *j, int64_t b, int64_t oy, int64_t c0, int64_t nc, const float *rows,
+                      int64_t row0) {
   const nhwc_geo *c = &j->c;
-  int64_t row = t / j->cblocks, c0 = (t % j->cblocks) * j->cblock, nc = RLX_MIN(j->cblock, c->C - c0);
-  int64_t b = row / c->OH, oy = row % c->OH, iy0 = oy * c->sh - c->ph;
-  /* the kernel rows inside the image: [k0, k1) */
-  int64_t k0 = 0, k1 = c->kh;
-  while (k0 < k1 && iy0 + k0 * c->dh < 0) k0++;
-  while (k1 > k0 && iy0 + (k1 - 1) * c->dh >= c->H) k1--;
-  const float *img = j->x + b * c->H * c->W * c->C + c0;
+  int64_t k0, k1, iy0 = dw_krows(c, oy, &k0, &k1);
+  const float *img = rows; /* offsets below are from row0 */
+  iy0 -= row0;
   const float *wt = j->wt + c0, *bias = j->bias ? j->bias + c0 : NULL;
   float *yrow = j->y + (b * c->OH + oy) * c->OW * c->C + c0;
   if (j->rows) {
@@ -450,27 +457,221 @@ static void dw_task(void *ctx, int64_t t, int worker) {
   }
 }
 
-static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
-  rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
-  dw_job j = {.x = in[0].data, .wt = x->packed, .bias = in[2].data, .res = n->n_in > 3 ? in[3].data : NULL,
-              .y = out[0].data, .ep = &n->p.conv.ep};
-  if (!geo_of(&n->p.conv, &xs, &ws, &ys, &j.c)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
-  j.rows = rlx_dw_rows_take(j.c.kw, j.c.sw, j.c.dw), j.act = RLX_SGEMM_ACT_NONE;
-  if (j.rows && j.ep->has_act) {
+static void dw_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const dw_job *j = ctx;
+  const nhwc_geo *c = &j->c;
+  int64_t row = t / j->cblocks, c0 = (t % j->cblocks) * j->cblock, nc = RLX_MIN(j->cblock, c->C - c0);
+  int64_t b = row / c->OH;
+  dw_row_of(j, b, row % c->OH, c0, nc, j->x + b * c->H * c->W * c->C + c0, 0);
+}
+
+/* The job of a depthwise conv reading xs-shaped rows (the node's x, or with fuse_expand its pointwise output):
+ * weights [tap][C] at wt. */
+static bool dw_job_init(const rlx_node *n, const rlx_shape *xs, const rlx_tensor_view *in, rlx_tensor_view *out,
+                        const float *wt, dw_job *j) {
+  rlx_shape ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
+  *j = (dw_job){.x = in[0].data, .wt = wt, .bias = in[2].data, .res = n->n_in > 3 ? in[3].data : NULL,
+                .y = out[0].data, .ep = &n->p.conv.ep};
+  if (!geo_of(&n->p.conv, xs, &ws, &ys, &j->c)) return false;
+  j->rows = rlx_dw_rows_take(j->c.kw, j->c.sw, j->c.dw), j->act = RLX_SGEMM_ACT_NONE;
+  if (j->rows && j->ep->has_act) {
     rlx_sgemm_post post;
-    rlx_unary_kind k = j.ep->act.kind;
-    if (rlx_cpu_sgemm_post(j.ep, &post)) j.act = (int)post.act, j.lo = post.lo, j.hi = post.hi;
+    rlx_unary_kind k = j->ep->act.kind;
+    if (rlx_cpu_sgemm_post(j->ep, &post)) j->act = (int)post.act, j->lo = post.lo, j->hi = post.hi;
     else if ((k == RLX_UNARY_SILU || k == RLX_UNARY_SIGMOID) && rlx_cpu_avx512_math()) /* eltwise.c's vector math */
-      j.act = k == RLX_UNARY_SILU ? RLX_DW_ACT_SILU : RLX_DW_ACT_SIGMOID;
+      j->act = k == RLX_UNARY_SILU ? RLX_DW_ACT_SILU : RLX_DW_ACT_SIGMOID;
   }
-  int64_t rows = j.c.N * j.c.OH;
-  if (rows == 0 || j.c.OW == 0 || j.c.C == 0) return RLX_OK;
+  return true;
+}
+
+/* The depthwise rows of j over the pool. */
+static void dw_parallel(dw_job *j, rlx_threadpool *tp) {
+  int64_t rows = j->c.N * j->c.OH;
+  if (rows == 0 || j->c.OW == 0 || j->c.C == 0) return;
   /* whole rows when there are plenty; else channel blocks too, so every thread has several tasks */
-  int threads = rlx_threadpool_size(x->tp);
-  j.cblock = rows >= 8 * threads ? j.c.C : DW_BLOCK;
-  j.cblocks = (j.c.C + j.cblock - 1) / j.cblock;
-  int64_t work = rows * j.c.OW * j.c.C * j.c.kh * j.c.kw;
-  rlx_parallel_for(work >= 16384 ? x->tp : NULL, rows * j.cblocks, dw_task, &j);
+  int threads = rlx_threadpool_size(tp);
+  j->cblock = rows >= 8 * threads ? j->c.C : DW_BLOCK;
+  j->cblocks = (j->c.C + j->cblock - 1) / j->cblock;
+  int64_t work = rows * j->c.OW * j->c.C * j->c.kh * j->c.kw;
+  rlx_parallel_for(work >= 16384 ? tp : NULL, rows * j->cblocks, dw_task, j);
+}
+
+static rlx_status dw_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]);
+  dw_job j;
+  if (!dw_job_init(n, &xs, in, out, x->packed, &j)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
+  dw_parallel(&j, x->tp);
+  return RLX_OK;
+}
+
+/* ---- a 1x1 conv folded into the depthwise conv (fuse_expand) ----
+ *
+ * y = dw(pre_ep(conv1x1(x, pw, pw_bias))): each task takes a contiguous run
+ * of output rows and keeps the expanded rows t its next output row reads in
+ * a buffer of `cap` rows (EXPAND_BAND_BYTES, so t stays in L2 with the
+ * input and output rows around it); when the next row needs rows past the
+ * buffer, those no longer read move to its start and the 1x1 conv's sgemm
+ * fills the rest (single-threaded, A read in place: the unfused conv's
+ * sums), then the depthwise rows read the band as they read an image. A
+ * task's first rows are computed by it even where the previous task's
+ * last ones were the same: kh - sh rows per task at most. Where those
+ * would be more than an eighth of t's rows (small images over several
+ * threads: mobilenet_v3's 14x14 5x5 layers at two threads ran 15-20%
+ * slower banded than unfused), t is made whole first instead, by the
+ * sgemm over the pool, into scratch: the unfused pair without its node
+ * boundary (expand_banded). */
+#define EXPAND_BAND_BYTES ((int64_t)512 << 10)
+
+typedef struct expand_job {
+  dw_job dw;       /* the depthwise conv over t's rows */
+  const float *x;  /* [N, H, W, C0] */
+  int64_t C0;
+  const void *pw_packed; /* the 1x1 conv's weights as the sgemm's B */
+  const float *pw_bias;
+  const rlx_epilogue *pre;
+  const rlx_sgemm_isa *isa;
+  int64_t cap, R, tasks; /* rows of t a buffer holds; output rows N * OH, dealt in `tasks` runs */
+  char *scratch;         /* per worker: the sgemm's scratch, then the buffer */
+  size_t sgemm_bytes, per_worker;
+} expand_job;
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static int64_t expand_cap(const nhwc_geo *c) {
+  int64_t span = (c->kh - 1) * c->dh + 1, row = RLX_MAX(1, c->W * c->C * (int64_t)sizeof(float));
+  return RLX_MAX(1, RLX_MIN(c->H, RLX_MAX(span + c->sh, EXPAND_BAND_BYTES / row)));
+}
+
+/* Whether the tasks run bands (else t is made whole first): the rows they compute twice at most an eighth. */
+static bool expand_banded(const nhwc_geo *c, int64_t tasks) {
+  int64_t span = (c->kh - 1) * c->dh + 1, twice = tasks > 1 ? (tasks - 1) * RLX_MAX(0, span - c->sh) : 0;
+  return twice * 8 <= c->N * c->H;
+}
+
+static size_t expand_scratch(const nhwc_geo *c, int threads) {
+  int64_t tasks = RLX_MAX(1, RLX_MIN(c->N * c->OH, threads));
+  if (!expand_banded(c, tasks))
+    return 64 + round64(sizeof(float) * (size_t)(c->N * c->H * c->W * c->C)) + rlx_sgemm_scratch(threads);
+  return 64 + (round64(rlx_sgemm_scratch(1)) + round64(sizeof(float) * (size_t)(expand_cap(c) * c->W * c->C))) *
+                  (size_t)tasks;
+}
+
+/* t's rows [r0, r1) of image b into dst: the unfused 1x1 conv (gemm_run) on those pixels. */
+static void expand_rows(const expand_job *e, rlx_threadpool *tp, int64_t b, int64_t r0, int64_t r1, float *dst,
+                        void *gs) {
+  const nhwc_geo *c = &e->dw.c;
+  rlx_sgemm_args a = {.isa = e->isa, .M = (r1 - r0) * c->W, .N = c->C, .K = e->C0,
+                      .A = e->x + (b * c->H + r0) * c->W * e->C0, .lda = e->C0, .b_packed = e->pw_packed,
+                      .trans_b = true, .C = dst, .ldc = c->C};
+  rlx_sgemm_post post;
+  nhwc_ep ep = {e->pre, e->pw_bias, NULL, dst};
+  bool any = e->pw_bias || e->pre->has_act;
+  if (any && rlx_cpu_sgemm_post(e->pre, &post)) {
+    post.col_bias = e->pw_bias, post.res = NULL, post.ldr = c->C;
+    a.post = &post;
+  } else if (any) {
+    a.epilogue = nhwc_epilogue, a.epilogue_ctx = &ep;
+  }
+  rlx_sgemm_ex(tp, &a, gs);
+}
+
+static void expand_task(void *ctx, int64_t t, int worker) {
+  const expand_job *e = ctx;
+  const nhwc_geo *c = &e->dw.c;
+  char *mine = e->scratch + (size_t)worker * e->per_worker;
+  float *buf = (float *)(mine + e->sgemm_bytes);
+  int64_t WC = c->W * c->C, r0 = t * e->R / e->tasks, r1 = (t + 1) * e->R / e->tasks;
+  int64_t img = -1, lo = 0, hi = 0; /* buf holds t's rows [lo, hi) of image img */
+  for (int64_t row = r0; row < r1; row++) {
+    int64_t b = row / c->OH, oy = row % c->OH, k0, k1, iy0 = dw_krows(c, oy, &k0, &k1);
+    if (b != img) img = b, lo = hi = 0;
+    int64_t need_lo = iy0 + k0 * c->dh, need_hi = iy0 + (k1 - 1) * c->dh + 1; /* rising with oy */
+    if (k1 > k0 && need_hi > hi) {
+      if (need_lo > lo) { /* drop the rows no later output row reads */
+        int64_t keep = hi > need_lo ? hi - need_lo : 0;
+        if (keep) memmove(buf, buf + (need_lo - lo) * WC, sizeof(float) * (size_t)(keep * WC));
+        lo = need_lo, hi = lo + keep;
+      }
+      /* up to the last row this run reads in this image, as many as the buffer holds */
+      int64_t last = RLX_MIN(r1, (b + 1) * c->OH) - 1 - b * c->OH, lk0, lk1, liy0 = dw_krows(c, last, &lk0, &lk1);
+      int64_t end = RLX_MAX(need_hi, lk1 > lk0 ? liy0 + (lk1 - 1) * c->dh + 1 : 0);
+      end = RLX_MIN(end, lo + e->cap);
+      expand_rows(e, NULL, b, hi, end, buf + (hi - lo) * WC, mine);
+      hi = end;
+    }
+    dw_row_of(&e->dw, b, oy, 0, c->C, buf, lo);
+  }
+}
+
+static rlx_status expand_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  rlx_shape xs = rlx_view_shape(&in[0]), ts = xs;
+  ts.dims[3] = in[5].dims[0];
+  expand_job e = {.x = in[0].data, .C0 = xs.dims[3], .pw_bias = in[6].data, .pre = &n->p.conv.pre_ep};
+  if (!dw_job_init(n, &ts, in, out, x->packed, &e.dw)) return rlx_errorf(RLX_ERR_INTERNAL, "channels-last conv geometry");
+  const nhwc_geo *c = &e.dw.c;
+  e.pw_packed = (const char *)x->packed + round64(sizeof(float) * (size_t)(c->kh * c->kw * c->C));
+  e.isa = rlx_sgemm_isa_for(c->C);
+  e.R = c->N * c->OH;
+  if (e.R == 0 || c->OW == 0 || c->C == 0) return RLX_OK;
+  e.tasks = RLX_MIN(e.R, rlx_threadpool_size(x->tp));
+  e.scratch = (char *)(((uintptr_t)x->scratch + 63) & ~(uintptr_t)63);
+  if (!expand_banded(c, e.tasks)) { /* t whole, then the rows over it */
+    float *t = (float *)e.scratch;
+    size_t t_bytes = round64(sizeof(float) * (size_t)(c->N * c->H * c->W * c->C));
+    for (int64_t b = 0; b < c->N; b++)
+      expand_rows(&e, x->tp, b, 0, c->H, t + b * c->H * c->W * c->C, e.scratch + t_bytes);
+    e.dw.x = t;
+    dw_parallel(&e.dw, x->tp);
+    return RLX_OK;
+  }
+  e.cap = expand_cap(c);
+  e.sgemm_bytes = round64(rlx_sgemm_scratch(1));
+  e.per_worker = e.sgemm_bytes + round64(sizeof(float) * (size_t)(e.cap * c->W * c->C));
+  rlx_parallel_for(e.tasks > 1 ? x->tp : NULL, e.tasks, expand_task, &e);
+  return RLX_OK;
+}
+
+/* The geometry of a fuse_expand conv: the depthwise conv on t [N, H, W, C]. */
+static bool expand_geo(const rlx_graph *g, const rlx_node *n, nhwc_geo *c) {
+  const rlx_value *xv = rlx_in(g, n, 0), *pw = rlx_in(g, n, 5);
+  rlx_shape ts = xv->shape;
+  if (ts.rank != 4 || pw->shape.rank != 4) return false;
+  ts.dims[3] = pw->shape.dims[0];
+  return geo_of(&n->p.conv, &ts, &rlx_in(g, n, 1)->shape, &g->values[n->out[0]].shape, c);
+}
+
+static size_t expand_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  nhwc_geo c;
+  return expand_geo(g, n, &c) ? expand_scratch(&c, threads) : 0;
+}
+
+static bool is_const_f32(const rlx_value *v) {
+  return v && v->dtype == RLX_DTYPE_F32 && (v->kind == RLX_VALUE_WEIGHT || v->kind == RLX_VALUE_CONST);
+}
+
+/* [C, 1, kh, kw] -> [tap][C], then the 1x1 weights [C, C0] packed as the sgemm's B. */
+static rlx_status try_expand(const rlx_graph *g, const rlx_node *n, int threads, rlx_kernel *k) {
+  const rlx_value *wv = rlx_in(g, n, 1), *pw = rlx_in(g, n, 5), *pb = rlx_in(g, n, 6);
+  nhwc_geo c;
+  if (!is_const_f32(pw) || (pb && pb->dtype != RLX_DTYPE_F32) || rlx_in(g, n, 4) || !expand_geo(g, n, &c) ||
+      !depthwise(&c))
+    return RLX_OK;
+  int64_t taps = c.kh * c.kw, C0 = pw->shape.dims[1];
+  const rlx_sgemm_isa *isa = rlx_sgemm_isa_for(c.C);
+  size_t dw_bytes = round64(sizeof(float) * (size_t)(taps * c.C));
+  char *packed = rlx_aligned_alloc(dw_bytes + rlx_sgemm_packed_size_for(isa, c.C, C0));
+  if (!packed) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
+  float *wt = (float *)packed;
+  const float *w = wv->data;
+  for (int64_t ch = 0; ch < c.C; ch++)
+    for (int64_t t = 0; t < taps; t++) wt[t * c.C + ch] = w[ch * taps + t];
+  rlx_sgemm_pack_b_for(isa, c.C, C0, pw->data, C0, true, (float *)(packed + dw_bytes));
+  k->packed = packed;
+  k->run = expand_run, k->fast = true;
+  k->name = rlx_dw_rows_take(c.kw, c.sw, c.dw) ? "f32_conv_nhwc_1x1_depthwise_rows" : "f32_conv_nhwc_1x1_depthwise";
+  k->scratch_for = expand_scratch_for;
+  k->scratch = expand_scratch_for(g, n, threads);
   return RLX_OK;
 }
 
@@ -496,6 +697,8 @@ rlx_status rlx_cpu_try_conv_nhwc(const rlx_graph *g, const rlx_graph *sym, const
   const rlx_conv_params *p = &n->p.conv;
   const rlx_value *xv = rlx_in(g, n, 0), *wv = rlx_in(g, n, 1), *yv = &g->values[n->out[0]];
   nhwc_geo c;
+  if (p->channels_last && rlx_in(g, n, 5)) /* fuse_expand's */
+    return xv->dtype == RLX_DTYPE_F32 && is_const_f32(wv) ? try_expand(g, n, threads, k) : RLX_OK;
   if (!p->channels_last || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
       (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
     return RLX_OK;

@@ -13,6 +13,11 @@
  *   gate [N or 1, 1, 1, C]      optional (fuse_gate), channels-last and not
  *                               x_nchw only: the conv reads x * gate, each
  *                               product rounded to x's dtype
+ *   pw [C, C0, 1, 1], pw_bias [C]   optional (fuse_expand), channels-last, not
+ *                               x_nchw, no gate: x is [N, H, W, C0] and the
+ *                               conv reads t = pre_ep(conv1x1(x, pw, pw_bias))
+ *                               [N, H, W, C], the reference computing t whole
+ *                               as the unfused 1x1 conv's reference does
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
  * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
@@ -64,7 +69,26 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (p->channels_last && (p->nd != 2 || p->transposed))
     RLX_INFER_FAIL("channels-last conv is 2-D and not transposed");
   if (p->x_nchw && !p->channels_last) RLX_INFER_FAIL("conv x_nchw is a channels-last conv's");
-  rlx_shape xs = p->channels_last && !p->x_nchw ? nchw_of(&x->shape) : x->shape; /* the input as [N, C, *S] */
+  const rlx_value *pw = rlx_in(g, n, 5), *pwb = rlx_in(g, n, 6);
+  rlx_shape xin = x->shape; /* the conv's input: with pw, the pointwise conv's output */
+  if (pwb && !pw) RLX_INFER_FAIL("conv has a pointwise bias (input 6) but no pointwise weight (input 5)");
+  if (pw) {
+    if (!p->channels_last || p->x_nchw || p->transposed || rlx_in(g, n, 4))
+      RLX_INFER_FAIL("a conv's pointwise input is for a channels-last conv reading x as [N, H, W, C], without a gate");
+    if (x->shape.rank != 4 || pw->dtype != x->dtype || pw->shape.rank != 4 || pw->shape.dims[1] != x->shape.dims[3] ||
+        pw->shape.dims[2] != 1 || pw->shape.dims[3] != 1 || rlx_dim_is_sym(pw->shape.dims[0]))
+      RLX_INFER_FAIL("conv pointwise weight must be [C, %lld, 1, 1] %s for x [N, H, W, %lld]",
+                     (long long)(x->shape.rank == 4 ? x->shape.dims[3] : -1), rlx_dtype_name(x->dtype),
+                     (long long)(x->shape.rank == 4 ? x->shape.dims[3] : -1));
+    if (pwb && (pwb->dtype != x->dtype || pwb->shape.rank != 1 || pwb->shape.dims[0] != pw->shape.dims[0]))
+      RLX_INFER_FAIL("conv pointwise bias must be [%lld] %s", (long long)pw->shape.dims[0], rlx_dtype_name(x->dtype));
+    xin.dims[3] = pw->shape.dims[0];
+    rlx_status st = rlx_epilogue_infer(NULL, &p->pre_ep, &xin, x->dtype);
+    if (st) return st;
+  } else if (p->pre_ep.has_act) {
+    RLX_INFER_FAIL("conv has a pointwise activation but no pointwise weight (input 5)");
+  }
+  rlx_shape xs = p->channels_last && !p->x_nchw ? nchw_of(&xin) : x->shape; /* the input as [N, C, *S] */
   if (xs.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
     RLX_INFER_FAIL("conv%dd needs rank-%d input and weight, got ranks %d and %d", p->nd, p->nd + 2,
                    xs.rank, w->shape.rank);
@@ -147,18 +171,42 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   return rlx_epilogue_infer(rlx_in(g, n, 3), &p->ep, &os[0], od[0]);
 }
 
-static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
-  const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]];
+/* The reference's scratch for a conv with params p on x, w, y of these
+ * shapes (as the node has them: channels-last ones [N, H, W, C]). */
+static size_t scratch_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
+                         int64_t es) {
   conv_geom c;
-  bool cl = n->p.conv.channels_last;
-  rlx_shape xs = cl && !n->p.conv.x_nchw ? nchw_of(&x->shape) : x->shape, ys = cl ? nchw_of(&y->shape) : y->shape;
-  geom(&n->p.conv, &xs, &w->shape, &ys, &c);
-  int64_t kp = c.k[0] * c.k[1] * c.k[2], es = (int64_t)rlx_dtype_size(x->dtype);
+  bool cl = p->channels_last;
+  rlx_shape xs = cl && !p->x_nchw ? nchw_of(x) : *x, ys = cl ? nchw_of(y) : *y;
+  geom(p, &xs, w, &ys, &c);
+  int64_t kp = c.k[0] * c.k[1] * c.k[2];
   /* channels-last: the input and the output in [N, C, *S] first */
   size_t planes = cl ? (size_t)((rlx_shape_numel(&xs) + rlx_shape_numel(&ys)) * es) : 0;
-  if (!n->p.conv.transposed) return planes + (size_t)((c.C / c.G) * kp * c.out[0] * c.out[1] * c.out[2] * es);
+  if (!p->transposed) return planes + (size_t)((c.C / c.G) * kp * c.out[0] * c.out[1] * c.out[2] * es);
   int64_t og = c.O / c.G, cg = c.C / c.G, isp = c.in[0] * c.in[1] * c.in[2];
   return (size_t)((og * kp * cg + og * kp * isp) * es);
+}
+
+/* The pointwise conv that fuse_expand folded into a conv (inputs 5, 6): its params and t's shape. */
+static rlx_conv_params pre_params(const rlx_conv_params *p) {
+  return (rlx_conv_params){.nd = 2, .stride = {1, 1}, .dilation = {1, 1}, .groups = 1, .channels_last = true,
+                           .ep = p->pre_ep};
+}
+static rlx_shape pre_out_shape(const rlx_shape *x, const rlx_shape *pw) {
+  rlx_shape t = *x;
+  t.dims[3] = pw->dims[0];
+  return t;
+}
+
+static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
+  const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]], *pw = rlx_in(g, n, 5);
+  int64_t es = (int64_t)rlx_dtype_size(x->dtype);
+  if (!pw) return scratch_of(&n->p.conv, &x->shape, &w->shape, &y->shape, es);
+  /* t whole, then the larger of the two convs' scratch */
+  rlx_conv_params pp = pre_params(&n->p.conv);
+  rlx_shape ts = pre_out_shape(&x->shape, &pw->shape);
+  size_t a = scratch_of(&pp, &x->shape, &pw->shape, &ts, es), b = scratch_of(&n->p.conv, &ts, &w->shape, &y->shape, es);
+  return (size_t)(rlx_shape_numel(&ts) * es) + RLX_MAX(a, b);
 }
 
 /* dst[n][b][a] = src[n][a][b] for n < N (a, b the two inner blocks). */
@@ -277,8 +325,29 @@ static void gate_planes(void *x, const rlx_shape *xs, const rlx_tensor_view *gat
     }
 }
 
+static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch);
+
+/* A conv with a pointwise conv folded in (fuse_expand): t = the 1x1 conv's
+ * reference on x into scratch, then this conv's on t — the unfused graph's
+ * two reference runs, so the same bits. */
+static rlx_status conv_ref_expand(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
+  rlx_node pn = *n, dn = *n;
+  pn.p.conv = pre_params(&n->p.conv), pn.n_in = 3;
+  dn.p.conv.pre_ep = (rlx_epilogue){0}, dn.n_in = 4;
+  rlx_tensor_view t = in[0], pin[4] = {in[0], in[5], in[6], {0}}, din[5];
+  t.dims[3] = in[5].dims[0];
+  t.data = scratch;
+  void *rest = (char *)scratch + rlx_view_numel(&t) * (int64_t)rlx_dtype_size(t.dtype);
+  rlx_status st = conv_ref(&pn, pin, &t, rest);
+  if (st) return st;
+  for (int k = 0; k < 5; k++) din[k] = in[k];
+  din[0] = t, din[4] = (rlx_tensor_view){0};
+  return conv_ref(&dn, din, out, rest);
+}
+
 static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                            void *scratch) {
+  if (n->n_in > 5 && in[5].data) return conv_ref_expand(n, in, out, scratch);
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
   bool f64 = in[0].dtype == RLX_DTYPE_F64, cl = n->p.conv.channels_last;
   const void *x = in[0].data;
@@ -330,6 +399,9 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->groups != 1) rlx_bprintf(buf, cap, " groups=%lld", (long long)p->groups);
   if (p->channels_last) rlx_bprintf(buf, cap, p->x_nchw ? " channels_last x_nchw" : " channels_last");
   if (n->n_in > 4 && n->in[4] >= 0) rlx_bprintf(buf, cap, " +gate");
+  if (n->n_in > 5 && n->in[5] >= 0) /* fuse_expand: the pointwise conv before, with its activation */
+    rlx_bprintf(buf, cap, " +pointwise%s%s%s", p->pre_ep.has_act ? "(" : "",
+                p->pre_ep.has_act ? rlx_unary_names[p->pre_ep.act.kind] : "", p->pre_ep.has_act ? ")" : "");
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 

@@ -23,6 +23,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -73,15 +74,18 @@ def test_mobilenet_v3_hardswish_fuses(rlx_bin, tmp_path):
     torch.manual_seed(0)
     model = torchvision.models.mobilenet_v3_small(weights=None)
     out = export_check(rlx_bin, tmp_path, "mnv3s", model, (torch.randn(1, 3, 96, 96),),
-                       skips=(None, "fuse_eltwise", "recognize", "layout"))
+                       skips=(None, "fuse_eltwise", "recognize", "layout", "fuse_expand"))
     ops = rlx_ops(out)
     assert "unary" not in ops and "fused" not in ops, ops  # every activation in an epilogue
     assert ops.get("permute") == 1, ops  # the head's mean back (the stem writes channels-last)
     on_ref, hist = kernels(out)
     assert on_ref == 0, hist
     assert hist.get("f32_conv_stem_nhwc") == 1, hist
-    # the register-blocked rows on AVX-512 (3, 5 and 7 wide), else the generic loop
-    assert hist.get("f32_conv_nhwc_depthwise_rows", 0) + hist.get("f32_conv_nhwc_depthwise", 0) == 11, hist
+    # the register-blocked rows on AVX-512 (3, 5 and 7 wide), else the generic loop; all but the first
+    # with the 1x1 expansion before them folded in (fuse_expand)
+    fused = hist.get("f32_conv_nhwc_1x1_depthwise_rows", 0) + hist.get("f32_conv_nhwc_1x1_depthwise", 0)
+    assert fused == 10, hist
+    assert hist.get("f32_conv_nhwc_depthwise_rows", 0) + hist.get("f32_conv_nhwc_depthwise", 0) == 1, hist
     assert hist.get("f32_reduce_cols", 0) >= 9, hist  # the squeeze-excite means over H, W in NHWC
     env = dict(os.environ, RLX_SKIP_PASSES="recognize")
     ins = run_rlx(rlx_bin, "inspect", tmp_path / "mnv3s", env=env)
@@ -265,6 +269,52 @@ def test_squeeze_excite_gate_fuses(rlx_bin, tmp_path):
     ins = run_rlx(rlx_bin, "inspect", tmp_path / "effb0", env=env)
     assert ins.returncode == 0, ins.stderr
     assert rlx_ops(ins.stdout).get("binary") == 16, ins.stdout[:2000]
+
+
+def test_expand_depthwise_fuses(rlx_bin, tmp_path):
+    """An inverted-residual block's 1x1 expansion folds into the depthwise
+    conv after it (fuse_expand): one conv node for the pair, the fused
+    kernel, parity with the pass and without it; with the image size
+    symbolic (the kernel's bands and scratch per binding, checked at several
+    sizes) and with a batch of 2."""
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.expand, self.dw = nn.Conv2d(8, 48, 1), nn.Conv2d(48, 48, 5, stride=2, padding=2, groups=48)
+            self.proj = nn.Conv2d(48, 8, 1)
+
+        def forward(self, x):
+            y = torch.nn.functional.hardswish(self.dw(torch.nn.functional.relu6(self.expand(x))))
+            return self.proj(y)
+
+    torch.manual_seed(0)
+    for name, x, dyn in (("dynamic", torch.randn(1, 8, 37, 29), {"x": {2: Dim("H", min=3, max=96), 3: Dim("W", min=3, max=96)}}),
+                         ("batch2", torch.randn(2, 8, 20, 20), None)):
+        out = tmp_path / name
+        block = Block().eval()
+        summary = rlx.export_program(block, (x,), out, check=True, dynamic=dyn)
+        assert summary["check"] == "passed", summary["check_message"]
+        ins = run_rlx(rlx_bin, "inspect", out)
+        assert ins.returncode == 0, ins.stderr
+        assert rlx_ops(ins.stdout).get("conv") == 2, (name, ins.stdout[:3000])
+        hist = kernels(ins.stdout)[1]
+        assert hist.get("f32_conv_nhwc_1x1_depthwise_rows", 0) + hist.get("f32_conv_nhwc_1x1_depthwise", 0) == 1, hist
+        for skip in (None, "fuse_expand"):
+            env = dict(os.environ, **({"RLX_SKIP_PASSES": skip} if skip else {}))
+            r = run_rlx(rlx_bin, "verify", out, "--threads", "2", env=env)
+            assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, skip, r.stdout + r.stderr)
+        if dyn:  # other sizes (bands over 96 rows, an image smaller than the kernel) against eager torch
+            for i, shape in enumerate(((1, 8, 96, 96), (1, 8, 3, 5), (1, 8, 64, 17))):
+                xi = torch.randn(*shape)
+                np.save(tmp_path / f"x{i}.npy", xi.numpy())
+                with torch.no_grad():
+                    want = block(xi).numpy()
+                r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / f'x{i}.npy'}", "--output-dir",
+                            tmp_path / f"o{i}", "--threads", "2")
+                assert r.returncode == 0, (shape, r.stdout + r.stderr)
+                got = np.load(next((tmp_path / f"o{i}").glob("*.npy")))
+                assert got.shape == want.shape and np.abs(got - want).max() <= 1e-4 + 1e-4 * np.abs(want).max(), shape
 
 
 def test_squeeze_excite_gate_symbolic_size(rlx_bin, tmp_path):
