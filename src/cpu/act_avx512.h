@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) __m512 rlx_post_act16(rlx_sgemm_act
       __m512 six = _mm512_set1_ps(6.0f), t = _mm512_add_ps(v, _mm512_set1_ps(3.0f));
       t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ), zero);
       t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, six, _CMP_GT_OQ), six);
-      return _mm512_div_ps(_mm512_mul_ps(v, t), six);
+      return _mm512_mul_ps(_mm512_mul_ps(v, t), _mm512_set1_ps(1.0f / 6.0f)); /* not / 6: eltwise.c */
     }
     default:
       return v;

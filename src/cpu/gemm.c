@@ -289,7 +289,7 @@ static float post_act(const rlx_sgemm_post *p, float x) {
       float v = x + 3.0f;
       v = v < 0.0f ? 0.0f : v;
       v = v > 6.0f ? 6.0f : v;
-      return x * v / 6.0f;
+      return x * v * (1.0f / 6.0f); /* as eltwise.c */
     }
     default:
       return x;

@@ -106,7 +106,7 @@ typedef enum rlx_sgemm_act {
   RLX_SGEMM_ACT_RELU,      /* x > 0 or NaN ? x : 0 */
   RLX_SGEMM_ACT_HARDTANH,  /* x < lo ? lo : x > hi ? hi : x */
   RLX_SGEMM_ACT_CLAMP,     /* v = x < lo ? lo : x; v > hi ? hi : v */
-  RLX_SGEMM_ACT_HARDSWISH, /* x * min(max(x + 3, 0), 6) / 6, as compares */
+  RLX_SGEMM_ACT_HARDSWISH, /* x * min(max(x + 3, 0), 6) * (1 / 6), as compares */
 } rlx_sgemm_act;
 
 typedef struct rlx_sgemm_post {

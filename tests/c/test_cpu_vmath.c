@@ -5,12 +5,14 @@
  * special values, through the unary kernels' row function; the lane
  * reductions (max, sum, exp-sum, sum of squared deviations) against plain
  * loops, with NaN and infinities at every lane position and
- * tails that fill no whole vector.
+ * tails that fill no whole vector; hardswish against torch's float operations
+ * within an ulp.
  */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/select.h"
 #include "cpu/vmath.h"
@@ -188,4 +190,40 @@ TEST(vmath_reductions) {
   CHECK(dy[8] == 0.0f && dy[9] == 0.0f);
 }
 
-TEST_MAIN(tanh_accuracy, silu_sigmoid_accuracy, gelu_accuracy, vmath_reductions)
+/* hardswish (the unary kernel's row; the sgemm post and the depthwise rows
+ * compute the same operations) against torch's float operations, x *
+ * min(max(x + 3, 0), 6) / 6: within 1 ulp (rlx multiplies by 1/6 instead
+ * of dividing, eltwise.c; below the smallest normal, within its ulp), NaN
+ * for NaN, over every 613th float bit pattern and the special values. */
+static float hardswish_torch(float x) {
+  float v = x + 3.0f;
+  v = v < 0.0f ? 0.0f : v;
+  v = v > 6.0f ? 6.0f : v;
+  return x * v / 6.0f;
+}
+
+TEST(hardswish_within_an_ulp) {
+  rlx_unary_params p = {.kind = RLX_UNARY_HARDSWISH};
+  enum { N = 4093 };
+  static float x[N], y[N];
+  int64_t bad = 0, seen = 0;
+  for (uint64_t u0 = 0; u0 < (1ull << 32); u0 += 613ull * N) {
+    int n = 0;
+    for (uint64_t u = u0; n < N; u += 613, n++) {
+      union { uint32_t u; float f; } v = {.u = (uint32_t)u};
+      x[n] = v.f;
+    }
+    if (u0 == 0) x[0] = INFINITY, x[1] = -INFINITY, x[2] = NAN, x[3] = -3.0f, x[4] = 3.0f, x[5] = -0.0f, x[6] = 1e-45f;
+    CHECK(rlx_cpu_unary_f32(&p, x, y, N));
+    for (int i = 0; i < N; i++, seen++) {
+      float want = hardswish_torch(x[i]), got = y[i];
+      bool ok = isnan(want) ? isnan(got)
+                : isinf(want) ? got == want
+                : fabsf(got - want) <= nextafterf(fabsf(want), INFINITY) - fabsf(want);
+      if (!ok && bad++ < 5) fprintf(stderr, "  hardswish(%a) = %a, torch %a\n", x[i], got, want);
+    }
+  }
+  CHECK(bad == 0 && seen > 7000000);
+}
+
+TEST_MAIN(tanh_accuracy, silu_sigmoid_accuracy, gelu_accuracy, vmath_reductions, hardswish_within_an_ulp)
