@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "bench" / "peers"
 sys.path.insert(0, str(PEERS))
-from models import LARGE, MODELS  # noqa: E402  (imports only torch, lazily)
+from models import LARGE, MODELS, describe  # noqa: E402  (imports only torch, lazily)
 
 RUNTIMES = ["rlx", "eager", "compile", "ort", "openvino", "executorch"]
 LABEL = {"rlx": "rlx", "eager": "PyTorch eager", "compile": "torch.compile",
@@ -216,7 +216,7 @@ def markdown(meta: dict, results: list) -> str:
             "`PERFORMANCE_HINT=LATENCY`, `INFERENCE_NUM_THREADS=N`; ExecuTorch "
             "`to_edge_transform_and_lower` with `XnnpackPartitioner`, pool set with "
             "`_unsafe_reset_threadpool(N)`; rlx `rlx bench --threads N`.", ""]
-    out += ["Models: " + "; ".join(f"`{m}`: {MODELS[m][1]}" for m in models if m in MODELS), ""]
+    out += ["Models: " + "; ".join(f"`{m}`: {describe(m)[1]}" for m in models), ""]
     out += ["![peer / rlx ratios](bench_ratios.png)", ""]
     for t in threads:
         out += [f"## {t} thread{'s' if t > 1 else ''}", ""]
@@ -358,7 +358,7 @@ def write_report(meta: dict, results: list, md: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="models: " + ", ".join(MODELS))
+                                 epilog="models: " + ", ".join(MODELS) + ", or any torchvision classifier by its name")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--runtimes", default=",".join(RUNTIMES))
@@ -397,8 +397,10 @@ def main() -> int:
     a.runtimes = [r for r in a.runtimes.split(",") if r]
     a.models = [m for m in a.models.split(",") if m]
     for m in a.models:
-        if m not in MODELS:
-            ap.error(f"unknown model '{m}' (known: {', '.join(MODELS)})")
+        try:
+            describe(m)
+        except KeyError as e:
+            ap.error(str(e.args[0]))
     for r in a.runtimes:
         if r not in RUNTIMES:
             ap.error(f"unknown runtime '{r}' (known: {', '.join(RUNTIMES)})")

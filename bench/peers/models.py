@@ -33,6 +33,28 @@ MODELS = {
                         "32 heads, 8 KV heads, vocab 32000), prefill 128"),
 }
 
+
+def _torchvision_classifier(name: str) -> bool:
+    """Whether ``name`` is a torchvision classification model (any of them can be
+    benchmarked as an "image" model besides the set above: models the benchmark
+    was not tuned on)."""
+    try:
+        import torchvision
+        return name in torchvision.models.list_models(module=torchvision.models)
+    except Exception:  # noqa: BLE001 - no torchvision: not a model here
+        return False
+
+
+def describe(name: str) -> tuple[str, str]:
+    """(kind, description) of ``name``: a MODELS entry, or any torchvision
+    classification model, batch 1 at 224x224 (KeyError if neither)."""
+    if name in MODELS:
+        return MODELS[name]
+    if _torchvision_classifier(name):
+        return ("image", f"torchvision {name}, 1x3x224x224")
+    raise KeyError(f"unknown model '{name}' (known: {', '.join(MODELS)}, or any torchvision classifier)")
+
+
 # vocabulary sizes, for the token ids
 _VOCAB = {"bert_base": 30522, "gpt2": 50257, "llama_1b": 32000}
 
@@ -56,10 +78,8 @@ class _LastHidden(torch.nn.Module):
 
 def build(name: str) -> torch.nn.Module:
     """The model ``name`` in eval mode, weights drawn after torch.manual_seed(0)."""
-    if name not in MODELS:
-        raise KeyError(f"unknown model '{name}' (known: {', '.join(MODELS)})")
+    kind = describe(name)[0]
     torch.manual_seed(0)
-    kind = MODELS[name][0]
     if kind == "image":
         import torchvision
         m = getattr(torchvision.models, name)(weights=None)
@@ -83,7 +103,7 @@ def build(name: str) -> torch.nn.Module:
 def inputs(name: str) -> tuple[torch.Tensor, ...]:
     """The example inputs of ``name`` (a tuple, in forward's order), seed 0."""
     g = torch.Generator().manual_seed(0)
-    kind = MODELS[name][0]
+    kind = describe(name)[0]
     if kind == "image":
         return (torch.randn(IMAGE, generator=g),)
     ids = torch.randint(0, _VOCAB[name], (1, SEQ), generator=g)
@@ -93,5 +113,5 @@ def inputs(name: str) -> tuple[torch.Tensor, ...]:
 
 
 def input_names(name: str) -> list[str]:
-    return ["input_ids", "attention_mask"] if MODELS[name][0] == "bert" else (
-        ["input_ids"] if MODELS[name][0] == "ids" else ["x"])
+    kind = describe(name)[0]
+    return ["input_ids", "attention_mask"] if kind == "bert" else (["input_ids"] if kind == "ids" else ["x"])

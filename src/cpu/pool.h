@@ -1,0 +1,51 @@
+/*
+ * pool.h — the vectorized interior of a 2-D f32 pooling row (pool_avx512.c),
+ * called by pool.c for every output row of an NCHW max or average pooling.
+ * docs/design.md, "Pooling".
+ */
+#ifndef RLX_CPU_POOL_H
+#define RLX_CPU_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One output row of an average pooling, columns [0, OW): y[ox] over the
+ * input rows rows[0..nrows) (offsets into x, in kernel-row order; the rows
+ * outside the image are not listed) and, of each, the columns ox * sw - pw
+ * + b (b < kw) inside [0, W), each row's columns in turn — the reference
+ * kernel's order (src/ops/pool.c): the sum in double, divided in double,
+ * one rounding. The divisor: divisor if nonzero, else with include_pad
+ * hrows * (min(x0 + kw, W + pw) - x0) (x0 = ox * sw - pw; hrows: the
+ * window's rows up to the bottom padding's end), else nrows * (its columns
+ * inside the row); a zero divisor gives NaN. Columns [ox0, ox1) are the
+ * interior: every window column inside the row. (dw is 1; the field is
+ * there for the column arithmetic shared with max pooling.) */
+typedef struct rlx_pool_row {
+  const float *x; /* the plane [H][W] */
+  float *y;       /* the output row */
+  const int64_t *rows;
+  int nrows;
+  int64_t W, OW, ox0, ox1;
+  int64_t sw, pw, kw, dw;
+  bool include_pad;
+  int64_t divisor, hrows;
+} rlx_pool_row;
+
+void rlx_pool_row_avx512(const rlx_pool_row *r);
+
+/* Max pooling runs in two passes, each in order — the reference's max step
+ * (b replaces a where b > a or b is NaN, unless a is NaN) is associative on
+ * partial results: the first NaN of a window, else the first of its
+ * largest values — so a window's max is its rows' maxima combined in row
+ * order, exactly the reference's row-major result (NaN payload and the
+ * sign of a zero included):
+ *   hmax: h[ox] = the max over b < kw of the columns ox * sw - pw + b * dw
+ *         of one input row that are inside [0, W) (-inf if none), for
+ *         ox < OW, once per input row;
+ *   vmax: y[i] = rows[0][i] combined with rows[1][i], ... in order (-inf
+ *         if nrows is 0), i < n. */
+void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw,
+                          int64_t dw);
+void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n);
+
+#endif

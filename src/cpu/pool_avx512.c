@@ -1,0 +1,133 @@
+/*
+ * pool_avx512.c — one row of a 2-D f32 pooling (pool.h) with AVX-512F, 16
+ * output columns a vector. Each window column is a load of the input row
+ * at a constant offset: at stride 1 one unaligned load, at stride 2 two
+ * loads whose even elements one permute gathers, at any other stride a
+ * gather. In the interior every lane is inside the row; a vector at the
+ * row's edges masks its loads and its update to the lanes whose column is
+ * inside the row (a masked load reads nothing of the lanes it leaves out,
+ * so the addresses before the row's start are never touched), and an
+ * average's divisor is then per lane. Built with -mavx512f (this file
+ * only); called only when the CPU has AVX-512F.
+ */
+#include <immintrin.h>
+
+#include "cpu/pool.h"
+
+#define AI static inline __attribute__((always_inline))
+
+/* Bit i of m at bit 2i (16 bits -> 32). */
+AI uint32_t spread_even(uint32_t m) {
+  m = (m | m << 8) & 0x00ff00ffu;
+  m = (m | m << 4) & 0x0f0f0f0fu;
+  m = (m | m << 2) & 0x33333333u;
+  return (m | m << 1) & 0x55555555u;
+}
+
+/* p[i * s] for the lanes i of mask k (0 elsewhere); SW: 1, 2 or 0 (any stride, s). */
+AI __m512 load_cols(const float *p, const int SW, int64_t s, __mmask16 k) {
+  if (SW == 1) return _mm512_maskz_loadu_ps(k, p);
+  if (SW == 2) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    uint32_t raw = spread_even(k);
+    return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)raw, p), even,
+                                  _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), p + 16));
+  }
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32((int)s));
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, p, 4);
+}
+
+/* The lanes of the vector at column ox (n of them) whose window column b is inside the row. */
+AI __mmask16 inside(const rlx_pool_row *r, int64_t ox, int64_t b, __mmask16 lanes) {
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i col = _mm512_add_epi32(_mm512_set1_epi32((int)(ox * r->sw - r->pw + b * r->dw)),
+                                 _mm512_mullo_epi32(iota, _mm512_set1_epi32((int)r->sw)));
+  return lanes & _mm512_cmp_epi32_mask(col, _mm512_setzero_si512(), _MM_CMPINT_NLT) &
+         _mm512_cmp_epi32_mask(col, _mm512_set1_epi32((int)r->W), _MM_CMPINT_LT);
+}
+
+/* The reference's max step (pool_ref, pool.h): b replaces a where b > a or b is NaN, unless a is NaN; only
+ * in the lanes of k. */
+AI __m512 max_step(__m512 a, __m512 b, __mmask16 k) {
+  __mmask16 t = _mm512_cmp_ps_mask(b, a, _CMP_NLE_UQ) & ~_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+  return _mm512_mask_mov_ps(a, t & k, b);
+}
+
+AI void hmax(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw, int64_t dw,
+             const int SW) {
+  /* interior vectors: every window column inside the row */
+  int64_t ox0 = (pw + sw - 1) / sw, last = W - 1 + pw - (kw - 1) * dw, ox1 = last < 0 ? 0 : last / sw + 1;
+  rlx_pool_row r = {.W = W, .sw = sw, .pw = pw, .kw = kw, .dw = dw}; /* for inside() */
+  for (int64_t ox = 0; ox < OW; ox += 16) {
+    int64_t n = OW - ox < 16 ? OW - ox : 16;
+    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+    bool edge = ox < ox0 || ox + n > ox1;
+    const float *p = x + ox * sw - pw;
+    __m512 m = _mm512_set1_ps(-__builtin_inff());
+    for (int64_t b = 0; b < kw; b++) {
+      __mmask16 k = edge ? inside(&r, ox, b, lanes) : lanes;
+      m = max_step(m, load_cols(p + b * dw, SW, sw, k), k);
+    }
+    _mm512_mask_storeu_ps(h + ox, lanes, m);
+  }
+}
+
+void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw,
+                          int64_t dw) {
+  if (sw == 1) hmax(x, h, W, OW, sw, pw, kw, dw, 1);
+  else if (sw == 2) hmax(x, h, W, OW, sw, pw, kw, dw, 2);
+  else hmax(x, h, W, OW, sw, pw, kw, dw, 0);
+}
+
+void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 lanes = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+    __m512 m = _mm512_set1_ps(-__builtin_inff());
+    for (int a = 0; a < nrows; a++) m = max_step(m, _mm512_maskz_loadu_ps(lanes, rows[a] + i), lanes);
+    _mm512_mask_storeu_ps(y + i, lanes, m);
+  }
+}
+
+/* Average over the vector at column ox; the lanes outside the row add 0.0, which leaves a sum that started at
+ * +0.0 unchanged (it is never -0.0). */
+AI void vec_avg(const rlx_pool_row *r, const int SW, const bool EDGE, int64_t ox, __mmask16 lanes) {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  for (int a = 0; a < r->nrows; a++) {
+    const float *p = r->x + r->rows[a] + ox * r->sw - r->pw;
+    for (int64_t b = 0; b < r->kw; b++) {
+      __m512 v = load_cols(p + b * r->dw, SW, r->sw, EDGE ? inside(r, ox, b, lanes) : lanes);
+      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+      hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+  }
+  double div[16];
+  for (int i = 0; i < 16; i++) {
+    int64_t x0 = (ox + i) * r->sw - r->pw, end = x0 + r->kw;
+    div[i] = r->divisor ? (double)r->divisor
+             : r->include_pad ? (double)(r->hrows * ((end < r->W + r->pw ? end : r->W + r->pw) - x0))
+                              : (double)(r->nrows * ((end < r->W ? end : r->W) - (x0 > 0 ? x0 : 0)));
+  }
+  __m512d dlo = _mm512_loadu_pd(div), dhi = _mm512_loadu_pd(div + 8);
+  __m256 ylo = _mm512_cvtpd_ps(_mm512_div_pd(lo, dlo)), yhi = _mm512_cvtpd_ps(_mm512_div_pd(hi, dhi));
+  __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(ylo)), _mm256_castps_pd(yhi), 1));
+  __mmask16 zero = (__mmask16)(_mm512_cmp_pd_mask(dlo, _mm512_setzero_pd(), _CMP_EQ_OQ) |
+                               _mm512_cmp_pd_mask(dhi, _mm512_setzero_pd(), _CMP_EQ_OQ) << 8);
+  y = _mm512_mask_mov_ps(y, zero, _mm512_set1_ps(__builtin_nanf("")));
+  _mm512_mask_storeu_ps(r->y + ox, lanes, y);
+}
+
+AI void row(const rlx_pool_row *r, const int SW) {
+  for (int64_t ox = 0; ox < r->OW; ox += 16) {
+    int64_t n = r->OW - ox < 16 ? r->OW - ox : 16;
+    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+    if (ox < r->ox0 || ox + n > r->ox1) vec_avg(r, SW, true, ox, lanes);
+    else vec_avg(r, SW, false, ox, lanes);
+  }
+}
+
+void rlx_pool_row_avx512(const rlx_pool_row *r) {
+  if (r->sw == 1) row(r, 1);
+  else if (r->sw == 2) row(r, 2);
+  else row(r, 0);
+}
