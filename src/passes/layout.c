@@ -21,10 +21,11 @@
  * value, through its back-permute; back-permutes nobody reads are removed
  * by dce, so a chain of converted nodes has a permute only at its ends.
  *
- * When: a network with depthwise convolutions (the MobileNet/EfficientNet
- * family, ConvNeXt), where NCHW depthwise kernels vectorize over short image
- * rows and channels-last ones over channels; the convs Winograd takes in
- * NCHW stay NCHW. RLX_LAYOUT=nhwc converts every eligible conv of any
+ * When: a network with depthwise or grouped convolutions (the
+ * MobileNet/EfficientNet family, ConvNeXt, RegNet, ResNeXt), where NCHW
+ * runs them over short image rows or one small product per group, and
+ * channels-last kernels vectorize over channels; the convs Winograd takes
+ * in NCHW stay NCHW. RLX_LAYOUT=nhwc converts every eligible conv of any
  * network, RLX_LAYOUT=nchw none (measuring the choice); RLX_SKIP_PASSES=layout
  * skips the pass.
  *
@@ -125,7 +126,9 @@ static rlx_status convert(layout_ctx *c, int32_t i, const rlx_params *p, const i
   return become_back_permute(c, i, yt);
 }
 
-/* A 2-D f32 conv with constant weights and a static channel count, groups 1 or depthwise. */
+/* A 2-D f32 conv with constant weights and a static channel count, groups 1 or grouped; *dw: grouped
+ * (depthwise, or groups of several channels: src/cpu/conv_group.c), which NHWC runs vectorized over channels
+ * and NCHW poorly. */
 static bool conv_eligible(const rlx_graph *g, const rlx_node *n, bool *dw) {
   if (n->op != RLX_OP_CONV) return false;
   const rlx_conv_params *p = &n->p.conv;
@@ -134,7 +137,7 @@ static bool conv_eligible(const rlx_graph *g, const rlx_node *n, bool *dw) {
       (w->kind != RLX_VALUE_WEIGHT && w->kind != RLX_VALUE_CONST) || rlx_dim_is_sym(x->shape.dims[1]))
     return false;
   int64_t C = x->shape.dims[1], O = w->shape.dims[0];
-  *dw = p->groups > 1 && p->groups == C && O == C;
+  *dw = p->groups > 1 && C % p->groups == 0 && O % p->groups == 0;
   return p->groups == 1 || *dw;
 }
 

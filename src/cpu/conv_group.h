@@ -1,0 +1,47 @@
+/*
+ * conv_group.h — the channels-last grouped convolution's rows (conv_group.c
+ * drives them; conv_group_avx512.c, the AVX-512 block kernels): a conv with
+ * 1 < groups < channels, Cg = C / groups input and Og = O / groups output
+ * channels a group (regnet's and resnext's 3x3 convs). docs/design.md,
+ * "Layout".
+ */
+#ifndef RLX_CPU_CONV_GROUP_H
+#define RLX_CPU_CONV_GROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Output channels [ob0, ob1) (multiples of 16 or of Og:
+ * rlx_gconv_by_vectors; ob1 may pass O) of output pixels [0, OW) of one output row:
+ *   y[ox][o] = bias[o] + sum over kernel rows ki in [k0, k1), columns
+ *              kj < kw inside the image and c < Cg of
+ *              wt[(ki * kw + kj) * Cg + c][o] * x[iy0 + ki * dh][ox * sw - pw + kj * dw][g(o) * Cg + c]
+ * g(o) = o / Og, the weights reordered to [tap][Cg][Op] (Op: O rounded up
+ * to 16, zero past O); each output's products added in (ki, kj, c) order
+ * by FMA onto the bias (or 0). The AVX-512 rows also add the products of
+ * the columns outside [0, W) with zero inputs, as the reference does (they
+ * differ from the portable rows only where such a weight is Inf or NaN). */
+/* Input channels a group may have (the rows read a zero vector that long for the padding). */
+#define RLX_GCONV_CG_MAX 1024
+
+typedef struct rlx_gconv_row {
+  const float *x;    /* the image [H][W][C] */
+  const float *wt;   /* [kh * kw][Cg][Op] */
+  const float *bias; /* [O], or NULL */
+  float *y;          /* the output row [OW][O] */
+  int64_t C, W, O, Op, Cg, Og, OW;
+  int64_t iy0, dh, k0, k1;
+  int64_t kw, sw, pw, dw;
+  int64_t ob0, ob1;
+} rlx_gconv_row;
+
+void rlx_gconv_row_avx512(const rlx_gconv_row *r);
+
+/* Whether the AVX-512 rows take 16-channel vectors from channel 0 (each within one group, Og a multiple of
+ * 16, or whole groups of Og dividing 16 whose inputs fit one vector), so a row's channel range is cut at
+ * multiples of 16; otherwise vectors start at each group's first channel and it is cut at groups. */
+static inline bool rlx_gconv_by_vectors(int64_t Og, int64_t Cg) {
+  return Og % 16 == 0 || (16 % Og == 0 && Cg * (16 / Og) <= 16);
+}
+
+#endif

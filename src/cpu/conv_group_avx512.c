@@ -1,0 +1,160 @@
+/*
+ * conv_group_avx512.c — the grouped conv's rows (conv_group.h) with
+ * AVX-512F: for P output pixels (8, then 4 and 1; the pixels whose taps
+ * leave the image one at a time, skipping the columns outside) and one
+ * vector of 16 output channels, P sums start at the bias, and each (tap,
+ * input channel c) loads the weight vector once and FMAs it into every
+ * pixel's sum with that pixel's input value for each lane's group. How the
+ * lanes get their input depends on how the vector meets the groups:
+ *
+ *   one group (Og a multiple of 16: regnet's 16-, resnext's 16- and
+ *     32-wide groups): a broadcast of x[..][g * Cg + c];
+ *   whole groups of Og dividing 16, their inputs at most 16 floats (Cg *
+ *     16 / Og <= 16: resnext's 4- and 8-wide groups): the block's input
+ *     channels loaded once per pixel and tap, then one permute per c puts
+ *     channel (lane / Og) * Cg + c in each lane;
+ *   otherwise (regnet_x's 24-wide groups): vectors that start at each
+ *     group's first channel, the last of a group masked (24 channels: a
+ *     vector and 8 lanes of another), each a broadcast like one group's.
+ *
+ * Built with -mavx512f -mfma (this file only); called only when the CPU
+ * has AVX-512F.
+ */
+#include <immintrin.h>
+
+#include "cpu/conv_group.h"
+
+#define AI static inline __attribute__((always_inline))
+
+/* What a pixel outside the row reads: RLX_GCONV_CG_MAX channels of zeros (conv_group.c takes no bigger group). */
+static const float zeros[RLX_GCONV_CG_MAX] __attribute__((aligned(64)));
+
+enum { ONE_GROUP, PERMUTE, ALIGNED };
+
+typedef struct blk {
+  int64_t ch0;     /* the first input channel of the vector's first group */
+  __mmask16 store; /* the lanes written (below O; ALIGNED: inside the group) */
+  __mmask16 in;    /* PERMUTE: the input channels loaded */
+  __m512i idx;     /* PERMUTE: lane -> its group's channel 0 among those loaded */
+} blk;
+
+/* Input of pixel p for input channel c: xp points at the pixel's channel ch0 (its tap). */
+AI __m512 lane_input(const blk *b, const int MODE, const float *xp, __m512 xin, int64_t c) {
+  if (MODE == PERMUTE) return _mm512_permutexvar_ps(_mm512_add_epi32(b->idx, _mm512_set1_epi32((int)c)), xin);
+  return _mm512_set1_ps(xp[c]);
+}
+
+/* Pixels [ox, ox + P) of the row for NV vectors of output channels from ob (NV 2: ONE_GROUP, both in one
+ * group); CHK: some pixel's taps leave the row, the columns outside read zeros. */
+AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P, const int NV, const bool CHK,
+              int64_t ox, int64_t ob) {
+  __m512 acc[8][2];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; v++) {
+    __mmask16 k = v == NV - 1 ? b->store : 0xffff;
+    const __m512 bias = r->bias ? _mm512_maskz_loadu_ps(k, r->bias + ob + 16 * v) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int p = 0; p < P; p++) acc[p][v] = bias;
+  }
+  const int64_t C = r->C, Cg = r->Cg, Op = r->Op;
+  for (int64_t ki = r->k0; ki < r->k1; ki++) {
+    const float *xr = r->x + (r->iy0 + ki * r->dh) * r->W * C + b->ch0;
+    for (int64_t kj = 0; kj < r->kw; kj++) {
+      const int64_t ix0 = ox * r->sw - r->pw + kj * r->dw;
+      const float *xp[8];
+      __m512 xin[8];
+      bool in[8];
+      (void)in;
+#pragma GCC unroll 8
+      for (int p = 0; p < P; p++) {
+        in[p] = !CHK || (uint64_t)(ix0 + p * r->sw) < (uint64_t)r->W;
+        /* a pixel outside the row reads zeros where its group's channels would be, as the reference
+         * multiplies the padding's zeros (an Inf or NaN weight there gives NaN in both) */
+        xp[p] = in[p] ? xr + (ix0 + p * r->sw) * C : zeros;
+        if (MODE == PERMUTE) xin[p] = _mm512_maskz_loadu_ps(b->in, xp[p]);
+      }
+      const float *wk = r->wt + (ki * r->kw + kj) * Cg * Op + ob;
+#pragma GCC unroll 4
+      for (int64_t c = 0; c < Cg; c++) {
+        /* an ALIGNED vector may start less than 16 before Op: its lanes past the group are not loaded */
+        __m512 w[2];
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++)
+          w[v] = MODE == ALIGNED ? _mm512_maskz_loadu_ps(b->store, wk + c * Op) : _mm512_loadu_ps(wk + c * Op + 16 * v);
+#pragma GCC unroll 8
+        for (int p = 0; p < P; p++) {
+          const __m512 xv = lane_input(b, MODE, xp[p], MODE == PERMUTE ? xin[p] : w[0], c);
+#pragma GCC unroll 2
+          for (int v = 0; v < NV; v++) acc[p][v] = _mm512_fmadd_ps(xv, w[v], acc[p][v]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < P; p++)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; v++)
+      _mm512_mask_storeu_ps(r->y + (ox + p) * r->O + ob + 16 * v, v == NV - 1 ? b->store : 0xffff, acc[p][v]);
+}
+
+/* Blocks of P pixels over the row [0, OW) (OW >= P), the last one ending at OW (it may redo a few pixels of
+ * the one before: each block writes its sums, it adds nothing); CHK for the blocks that reach outside
+ * [lo, hi), the pixels whose taps are all inside. */
+AI void blocks_of(const rlx_gconv_row *r, const blk *b, const int MODE, const int P, const int NV, int64_t ob,
+                  int64_t lo, int64_t hi) {
+  for (int64_t ox = 0;; ox += P) {
+    if (ox + P > r->OW) ox = r->OW - P;
+    if (ox < lo || ox + P > hi) block(r, b, MODE, P, NV, true, ox, ob);
+    else block(r, b, MODE, P, NV, false, ox, ob);
+    if (ox + P >= r->OW) break;
+  }
+}
+
+AI void vector_row(const rlx_gconv_row *r, const blk *b, const int MODE, const int NV, int64_t ob, int64_t lo,
+                   int64_t hi) {
+  if (r->OW >= 8) blocks_of(r, b, MODE, 8, NV, ob, lo, hi);
+  else if (r->OW >= 4) blocks_of(r, b, MODE, 4, NV, ob, lo, hi);
+  else blocks_of(r, b, MODE, 1, NV, ob, lo, hi);
+}
+
+void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
+  /* the output pixels whose taps are all inside the row: [lo, hi) */
+  int64_t span = (r->kw - 1) * r->dw, lo = (r->pw + r->sw - 1) / r->sw;
+  int64_t hi = r->W - 1 - span + r->pw < 0 ? 0 : (r->W - 1 - span + r->pw) / r->sw + 1;
+  lo = lo < r->OW ? lo : r->OW;
+  hi = hi < r->OW ? hi : r->OW;
+  if (hi < lo) hi = lo;
+  if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg)) { /* vectors from each group's first channel */
+    for (int64_t g = r->ob0 / r->Og; g * r->Og < r->ob1 && g * r->Og < r->O; g++)
+      for (int64_t ob = g * r->Og; ob < (g + 1) * r->Og; ob += 16) {
+        int64_t n = (g + 1) * r->Og - ob < 16 ? (g + 1) * r->Og - ob : 16;
+        blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .ch0 = g * r->Cg};
+        vector_row(r, &b, ALIGNED, 1, ob, lo, hi);
+      }
+    return;
+  }
+  for (int64_t ob = r->ob0; ob < r->ob1 && ob < r->O; ob += 16) {
+    int64_t n = r->O - ob < 16 ? r->O - ob : 16;
+    blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1)};
+    int64_t g0 = ob / r->Og, g1 = (ob + n - 1) / r->Og;
+    b.ch0 = g0 * r->Cg;
+    if (g0 == g1) {
+      /* two vectors of one group at once where it has them (32-wide groups): twice the sums in flight, one
+       * broadcast for both */
+      if (n == 16 && ob + 32 <= r->O && (ob + 31) / r->Og == g0 && ob + 32 <= r->ob1) {
+        b.store = 0xffff;
+        vector_row(r, &b, ONE_GROUP, 2, ob, lo, hi);
+        ob += 16;
+      } else {
+        vector_row(r, &b, ONE_GROUP, 1, ob, lo, hi);
+      }
+      continue;
+    }
+    int64_t nin = (g1 - g0 + 1) * r->Cg; /* whole groups (rlx_gconv_by_vectors): at most 16 channels */
+    b.in = (__mmask16)(nin >= 16 ? 0xffff : (1u << nin) - 1);
+    int idx[16];
+    for (int l = 0; l < 16; l++) idx[l] = (int)((l / r->Og) * r->Cg);
+    b.idx = _mm512_loadu_si512(idx);
+    vector_row(r, &b, PERMUTE, 1, ob, lo, hi);
+  }
+}

@@ -1,0 +1,168 @@
+/*
+ * test_conv_group.c — the channels-last grouped conv's fast kernel
+ * (cpu/conv_group.c; on AVX-512 its rows are conv_group_avx512.c's
+ * register blocks) against the reference conv kernel. Groups that fill
+ * whole vectors (16 and 32 channels: one broadcast a sum, two vectors at
+ * once), groups of 2, 4 and 8 whose inputs fit a vector (the permute
+ * path; a depthwise conv with two outputs a channel is one), and groups
+ * that straddle vectors (24, 20, 12, 6, 3 channels; 4 outputs on 8 inputs);
+ * output channel counts off the 16-wide vectors; kernels 1x1, 3x3, 5x5 and
+ * 3x1; strides 1 and 2, padding 0 to 2, dilation 2; images 1 to 30 pixels
+ * wide (blocks of 8, of 4 and single pixels, the last block overlapping
+ * the one before, rows with no interior pixel); batch 2; bias or none; a
+ * residual; ReLU, hardswish and SiLU; NaN and infinities in the image; 1,
+ * 2 and 3 threads. Every output must be written, and the node must get the
+ * kernel the selector names on this CPU. ctest runs it twice: as is, and
+ * with RLX_ISA=avx2 (the portable rows on an AVX-512 CPU).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/select.h"
+#include "ops/ops_util.h"
+#include "runtime/runtime.h"
+#include "rand_buf.h"
+#include "test.h"
+
+static unsigned rng = 17;
+static float urand(void) { return lcg_unit(&rng); }
+
+typedef struct gc_case {
+  const char *what;
+  int64_t N, C, O, G, H, W, kh, kw, sh, sw, ph, pw, dh, dw;
+  bool bias, res;
+  int act;      /* an rlx_unary_kind, or NO_ACT */
+  int specials; /* NaN / Inf / -Inf every specials-th image element */
+} gc_case;
+
+#define NO_ACT (-1)
+
+static int32_t build(rlx_graph *g, const gc_case *c, const float *w, const float *b, int64_t OH, int64_t OW) {
+  rlx_shape xs = {.rank = 4, .dims = {c->N, c->H, c->W, c->C}}, ws = {.rank = 4, .dims = {c->O, c->C / c->G, c->kh, c->kw}};
+  rlx_shape rs = {.rank = 4, .dims = {c->N, OH, OW, c->O}}, bs = {.rank = 1, .dims = {c->O}};
+  int32_t in[4] = {rlx_graph_add_input(g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_const(g, RLX_DTYPE_F32, &ws, w),
+                   c->bias ? rlx_graph_add_const(g, RLX_DTYPE_F32, &bs, b) : -1,
+                   c->res ? rlx_graph_add_input(g, "res", RLX_DTYPE_F32, &rs) : -1};
+  rlx_params p = {.conv = {.nd = 2, .groups = c->G, .channels_last = true,
+                           .stride = {c->sh, c->sw}, .pad = {c->ph, c->pw}, .dilation = {c->dh, c->dw}}};
+  if (c->act != NO_ACT) p.conv.ep = (rlx_epilogue){.has_act = true, .act = {.kind = (rlx_unary_kind)c->act}};
+  return rlx_graph_add_node(g, RLX_OP_CONV, &p, in, c->res ? 4 : 3, 1, c->what, NULL);
+}
+
+static void views(const rlx_graph *g, int32_t node, const float *x, const float *r, rlx_tensor_view *vin,
+                  rlx_tensor_view *out, float *y) {
+  const rlx_node *n = &g->nodes[node];
+  for (int k = 0; k < 4; k++) vin[k] = (rlx_tensor_view){0};
+  for (int k = 0; k < n->n_in; k++)
+    if (n->in[k] >= 0) vin[k] = rlx_value_view(&g->values[n->in[k]]);
+  vin[0].data = (void *)x;
+  if (n->n_in > 3 && n->in[3] >= 0) vin[3].data = (void *)r;
+  *out = rlx_value_view(&g->values[n->out[0]]);
+  out->data = y;
+}
+
+static bool same(float a, float b) { return isnan(a) ? isnan(b) : a == b; }
+
+/* The worst |fast - ref| / max(1, |ref|) of case c; +Inf where a NaN or an Inf differs, an output was not
+ * written, or the node does not get the expected kernel. */
+static double run_case(const gc_case *c, int threads) {
+  int64_t OH = (c->H + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
+  int64_t OW = (c->W + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
+  int64_t nx = c->N * c->H * c->W * c->C, nw = c->O * (c->C / c->G) * c->kh * c->kw, ny = c->N * OH * OW * c->O;
+  float *x = buf(nx), *w = buf(nw), *b = buf(c->O), *r = buf(ny), *ref = buf(ny), *fast = buf(ny);
+  for (int64_t i = 0; i < nx; i++) x[i] = urand();
+  for (int64_t i = 0; i < nw; i++) w[i] = urand();
+  for (int64_t i = 0; i < c->O; i++) b[i] = urand();
+  for (int64_t i = 0; i < ny; i++) r[i] = urand();
+  if (c->specials)
+    for (int64_t i = 2, k = 0; i < nx; i += c->specials, k++) x[i] = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
+  double worst = INFINITY;
+  rlx_graph g;
+  rlx_graph_init(&g);
+  int32_t node = build(&g, c, w, b, OH, OW);
+  CHECK(node >= 0);
+  if (node < 0) goto done;
+  rlx_tensor_view vin[4], out;
+  views(&g, node, x, r, vin, &out, ref);
+  const rlx_op_vtable *vt = rlx_op_table[RLX_OP_CONV].vt;
+  size_t rb = vt->scratch ? vt->scratch(&g, &g.nodes[node]) : 0;
+  void *rscr = aligned_alloc(64, (rb + 64) & ~(size_t)63);
+  CHECK_OK(vt->ref(&g.nodes[node], vin, &out, rscr));
+  free(rscr);
+  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
+  const char *want = !strcmp(rlx_sgemm_active()->name, "avx512") ? "f32_conv_nhwc_grouped_avx512" : "f32_conv_nhwc_grouped";
+  if (strcmp(k.name, want)) {
+    fprintf(stderr, "  %s: kernel %s, expected %s\n", c->what, k.name, want);
+    goto cleanup;
+  }
+  rlx_threadpool *tp;
+  CHECK_OK(rlx_threadpool_create(threads, &tp));
+  void *scr = aligned_alloc(64, (k.scratch + 64) & ~(size_t)63);
+  views(&g, node, x, r, vin, &out, fast);
+  for (int64_t i = 0; i < ny; i++) fast[i] = -12345.0f; /* every output must be written */
+  rlx_exec ex = {.tp = tp, .scratch = scr, .packed = k.packed};
+  CHECK_OK(k.run(&g.nodes[node], vin, &out, &ex));
+  worst = 0;
+  for (int64_t i = 0; i < ny; i++) {
+    double d;
+    if (isnan(ref[i]) || isinf(ref[i])) d = same(ref[i], fast[i]) ? 0 : INFINITY;
+    else d = isfinite(fast[i]) && fast[i] != -12345.0f ? fabs((double)fast[i] - ref[i]) / fmax(1.0, fabs(ref[i])) : INFINITY;
+    if (d > worst) {
+      worst = d;
+      if (d > 1e-5) fprintf(stderr, "  %s: element %lld: %.9g, reference %.9g\n", c->what, (long long)i, fast[i], ref[i]);
+    }
+  }
+  free(scr);
+  rlx_threadpool_destroy(tp);
+cleanup:
+  rlx_aligned_free(k.packed);
+done:
+  rlx_graph_free(&g);
+  free(x), free(w), free(b), free(r), free(ref), free(fast);
+  return worst;
+}
+
+/* Sums of up to 25 * 32 products of [-1, 1) values and a bias, by FMA in another order than the reference's:
+ * rounding of order sqrt(terms) * eps * |terms|. */
+#define TOL 5e-5
+
+TEST(grouped_against_reference) {
+  const gc_case cases[] = {
+      /* what                               N   C    O   G   H   W kh kw sh sw ph pw dh dw bias  res    act */
+      {"16-wide groups (regnet_y)",         1, 144, 144, 9, 9, 28, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_RELU, 0},
+      {"16-wide groups, stride 2",          1, 64, 64, 4, 12, 13, 3, 3, 2, 2, 1, 1, 1, 1, true, false, RLX_UNARY_RELU, 0},
+      {"32-wide groups (two vectors)",      1, 128, 128, 4, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"32-wide groups, 48 outputs each",   1, 64, 96, 2, 6, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"4-wide groups (resnext)",           1, 128, 128, 32, 8, 19, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_RELU, 0},
+      {"8-wide groups, stride 2",           2, 64, 64, 8, 9, 17, 3, 3, 2, 2, 1, 1, 1, 1, false, false, NO_ACT, 0},
+      {"2-wide groups, 40 channels",        1, 40, 40, 20, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"depthwise, two outputs a channel",  1, 24, 48, 24, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_HARDSWISH, 0},
+      {"24-wide groups (regnet_x)",         1, 72, 72, 3, 10, 21, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"20-wide groups, 5x5",               1, 40, 40, 2, 8, 12, 5, 5, 1, 1, 2, 2, 1, 1, true, false, NO_ACT, 0},
+      {"12-wide groups",                    1, 36, 36, 3, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_SILU, 0},
+      {"4 outputs on 8 inputs a group",     1, 32, 16, 4, 6, 14, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"6 outputs on 3 inputs a group",     1, 12, 24, 4, 5, 7, 3, 3, 1, 2, 1, 1, 1, 1, false, false, NO_ACT, 0},
+      {"1x1 grouped (shufflenet v1)",       1, 48, 96, 3, 5, 13, 1, 1, 1, 1, 0, 0, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"3x1 kernel, unequal strides",       1, 32, 32, 2, 9, 11, 3, 1, 2, 1, 1, 0, 1, 1, true, false, NO_ACT, 0},
+      {"dilation 2",                        1, 32, 32, 2, 11, 12, 3, 3, 1, 1, 2, 2, 2, 2, true, false, NO_ACT, 0},
+      {"no padding",                        1, 32, 32, 2, 8, 15, 3, 3, 1, 1, 0, 0, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"one pixel",                         2, 32, 32, 2, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, true, true, NO_ACT, 0},
+      {"three pixels wide",                 1, 32, 48, 2, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"five pixels wide",                  1, 64, 64, 16, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"thirty pixels wide",                1, 32, 32, 2, 3, 30, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"NaN and Inf, 16-wide",              1, 32, 32, 2, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 7},
+      {"NaN and Inf, 4-wide",               1, 32, 32, 8, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 5},
+      {"NaN and Inf, 24-wide",              1, 48, 48, 2, 5, 9, 3, 3, 2, 2, 1, 1, 1, 1, true, false, NO_ACT, 6},
+  };
+  for (int threads = 1; threads <= 3; threads++)
+    for (size_t i = 0; i < RLX_COUNTOF(cases); i++) {
+      double d = run_case(&cases[i], threads);
+      if (!(d <= TOL)) fprintf(stderr, "  %s, %d thread(s): worst %g\n", cases[i].what, threads, d);
+      CHECK(d <= TOL);
+    }
+}
+
+TEST_MAIN(grouped_against_reference)
