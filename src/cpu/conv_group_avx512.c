@@ -8,14 +8,15 @@
  * lanes get their input depends on how the vector meets the groups:
  *
  *   one group (Og a multiple of 16: regnet's 16-, resnext's 16- and
- *     32-wide groups): a broadcast of x[..][g * Cg + c];
+ *     32-wide groups): a broadcast of x[..][g * Cg + c], two vectors of a
+ *     32-wide group at a time on one broadcast;
  *   whole groups of Og dividing 16, their inputs at most 16 floats (Cg *
  *     16 / Og <= 16: resnext's 4- and 8-wide groups): the block's input
  *     channels loaded once per pixel and tap, then one permute per c puts
  *     channel (lane / Og) * Cg + c in each lane;
  *   otherwise (regnet_x's 24-wide groups): vectors that start at each
- *     group's first channel, the last of a group masked (24 channels: a
- *     vector and 8 lanes of another), each a broadcast like one group's.
+ *     group's first channel, two at a time on one broadcast, the last of a
+ *     group masked (24 channels: a vector and 8 lanes of another).
  *
  * Built with -mavx512f -mfma (this file only); called only when the CPU
  * has AVX-512F.
@@ -45,7 +46,7 @@ AI __m512 lane_input(const blk *b, const int MODE, const float *xp, __m512 xin, 
 }
 
 /* Pixels [ox, ox + P) of the row for NV vectors of output channels from ob (NV 2: ONE_GROUP, both in one
- * group); CHK: some pixel's taps leave the row, the columns outside read zeros. */
+ * group; ALIGNED, the second the group's masked rest); CHK: some pixel's taps leave the row, the columns outside read zeros. */
 AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P, const int NV, const bool CHK,
               int64_t ox, int64_t ob) {
   __m512 acc[8][2];
@@ -80,7 +81,8 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
         __m512 w[2];
 #pragma GCC unroll 2
         for (int v = 0; v < NV; v++)
-          w[v] = MODE == ALIGNED ? _mm512_maskz_loadu_ps(b->store, wk + c * Op) : _mm512_loadu_ps(wk + c * Op + 16 * v);
+          w[v] = MODE == ALIGNED && v == NV - 1 ? _mm512_maskz_loadu_ps(b->store, wk + c * Op + 16 * v)
+                                                : _mm512_loadu_ps(wk + c * Op + 16 * v);
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) {
           const __m512 xv = lane_input(b, MODE, xp[p], MODE == PERMUTE ? xin[p] : w[0], c);
@@ -126,10 +128,16 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
   if (hi < lo) hi = lo;
   if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg)) { /* vectors from each group's first channel */
     for (int64_t g = r->ob0 / r->Og; g * r->Og < r->ob1 && g * r->Og < r->O; g++)
-      for (int64_t ob = g * r->Og; ob < (g + 1) * r->Og; ob += 16) {
-        int64_t n = (g + 1) * r->Og - ob < 16 ? (g + 1) * r->Og - ob : 16;
+      for (int64_t ob = g * r->Og, end = (g + 1) * r->Og; ob < end;) {
+        /* two vectors while the group has more than 16 channels left (one broadcast for both), the last
+         * masked to the group */
+        int nv = end - ob > 16 ? 2 : 1;
+        int64_t n = end - ob - 16 * (nv - 1);
+        n = n < 16 ? n : 16;
         blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .ch0 = g * r->Cg};
-        vector_row(r, &b, ALIGNED, 1, ob, lo, hi);
+        if (nv == 2) vector_row(r, &b, ALIGNED, 2, ob, lo, hi);
+        else vector_row(r, &b, ALIGNED, 1, ob, lo, hi);
+        ob += 16 * (nv - 1) + n;
       }
     return;
   }
@@ -142,7 +150,6 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
       /* two vectors of one group at once where it has them (32-wide groups): twice the sums in flight, one
        * broadcast for both */
       if (n == 16 && ob + 32 <= r->O && (ob + 31) / r->Og == g0 && ob + 32 <= r->ob1) {
-        b.store = 0xffff;
         vector_row(r, &b, ONE_GROUP, 2, ob, lo, hi);
         ob += 16;
       } else {
