@@ -1,7 +1,8 @@
 /*
  * movement.c — the fast permute, expand and slice (any dtype: elements moved as
  * 1/2/4/8-byte words), both a strided copy; concat and gather (embedding
- * rows), copies of contiguous runs split over the pool. Adjacent axes that stay adjacent and in order are merged first, so
+ * rows), copies of contiguous runs split over the pool; pad (every mode),
+ * each output row's in-range part one copy. Adjacent axes that stay adjacent and in order are merged first, so
  * attention's [B, S, H, D] -> [B, H, S, D] becomes a copy of contiguous
  * D-element runs; a permute that moves the innermost axis gathers with a
  * stride. Rows of the output are split over the pool.
@@ -272,6 +273,74 @@ rlx_status rlx_cpu_try_index_put(const rlx_graph *g, const rlx_graph *sym, const
   return RLX_OK;
 }
 
+/* Pad (any mode): each output row (the last axis) is the fill where an outer axis maps to the padding of
+ * constant mode, else the source row's in-range part copied whole, its padding (fill, or reflect / replicate
+ * / circular elements from rlx_pad_src) element by element. Rows split over the pool. */
+typedef struct pad_job {
+  const rlx_pad_params *p;
+  int rank;
+  int64_t odims[RLX_MAX_RANK], xdims[RLX_MAX_RANK], xst[RLX_MAX_RANK];
+  const char *x;
+  char *y;
+  size_t es;
+  char fill[8];
+  int64_t rows, per; /* output rows, rows a task */
+} pad_job;
+
+static void pad_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const pad_job *j = ctx;
+  const rlx_pad_params *p = j->p;
+  int r = j->rank, last = r - 1;
+  int64_t L = j->odims[last], D = j->xdims[last], lo = p->lo[last];
+  int64_t r0 = t * j->per, r1 = RLX_MIN(r0 + j->per, j->rows);
+  /* the in-range part of every row: output [c0, c1) from source c0 - lo */
+  int64_t c0 = RLX_MAX(lo, 0), c1 = RLX_MIN(lo + D, L);
+  if (c1 < c0) c1 = c0;
+  for (int64_t row = r0; row < r1; row++) {
+    char *dst = j->y + (size_t)(row * L) * j->es;
+    int64_t rem = row, off = 0;
+    bool fill = false;
+    for (int d = last - 1; d >= 0; d--) {
+      int64_t jd = rem % j->odims[d];
+      rem /= j->odims[d];
+      int64_t s = rlx_pad_src(p->mode, jd, p->lo[d], j->xdims[d]);
+      if (s < 0) fill = true;
+      else off += s * j->xst[d];
+    }
+    for (int64_t c = 0; c < L; c++) {
+      if (!fill && c == c0 && c1 > c0) { /* the run inside the source row */
+        memcpy(dst + (size_t)c0 * j->es, j->x + (size_t)(off + c0 - lo) * j->es, (size_t)(c1 - c0) * j->es);
+        c = c1 - 1;
+        continue;
+      }
+      int64_t s = fill ? -1 : rlx_pad_src(p->mode, c, lo, D);
+      memcpy(dst + (size_t)c * j->es, s < 0 ? j->fill : j->x + (size_t)(off + s) * j->es, j->es);
+    }
+  }
+}
+
+static rlx_status pad_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  pad_job j = {.p = &n->p.pad, .rank = out[0].rank, .x = in[0].data, .y = out[0].data,
+               .es = rlx_dtype_size(in[0].dtype)};
+  int64_t N = rlx_view_numel(&out[0]);
+  if (N == 0) return RLX_OK;
+  if (j.rank == 0) {
+    memcpy(j.y, j.x, j.es);
+    return RLX_OK;
+  }
+  rlx_shape xs = rlx_view_shape(&in[0]);
+  rlx_shape_strides(&xs, j.xst);
+  for (int d = 0; d < j.rank; d++) j.odims[d] = out[0].dims[d], j.xdims[d] = in[0].dims[d];
+  if (rlx_dtype_is_float(in[0].dtype)) rlx_store_f64(j.fill, in[0].dtype, 0, j.p->value);
+  else rlx_store_i64(j.fill, in[0].dtype, 0, (int64_t)j.p->value);
+  int64_t L = j.odims[j.rank - 1];
+  j.rows = N / L;
+  j.per = RLX_MAX(1, 16384 / L);
+  rlx_parallel_for(N >= 32768 ? x->tp : NULL, (j.rows + j.per - 1) / j.per, pad_task, &j);
+  return RLX_OK;
+}
+
 rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
   (void)sym;
   (void)threads;
@@ -281,6 +350,7 @@ rlx_status rlx_cpu_try_movement(const rlx_graph *g, const rlx_graph *sym, const 
   else if (n->op == RLX_OP_EXPAND) k->run = expand_run, k->name = "expand_runs";
   else if (n->op == RLX_OP_SLICE) k->run = slice_run, k->name = "slice_runs";
   else if (n->op == RLX_OP_CONCAT) k->run = concat_run, k->name = "concat_runs";
+  else if (n->op == RLX_OP_PAD) k->run = pad_run, k->name = "pad_rows";
   else if (n->op == RLX_OP_GATHER) {
     rlx_dtype it = rlx_in(g, n, 1)->dtype; /* the index dtypes rlx_load_i64 reads */
     if (it != RLX_DTYPE_I64 && it != RLX_DTYPE_I32 && it != RLX_DTYPE_I16 && it != RLX_DTYPE_I8 && it != RLX_DTYPE_U8)

@@ -97,6 +97,11 @@ rlx_status rlx_shape_numel_dim(const rlx_graph *g, const rlx_shape *s, rlx_dim *
 rlx_status rlx_slice_len(const rlx_graph *g, const rlx_slice_params *p, rlx_dim d, rlx_dim *len);
 void rlx_slice_concretize(rlx_params *p, const int64_t *expr_vals);
 
+/* Pad's source index along one axis (src/ops/shape.c): the input index output position j reads, for an axis
+ * of size d padded by lo before it, or -1 for the fill of constant padding (the reference and the fast pad
+ * kernel, src/cpu/movement.c). */
+int64_t rlx_pad_src(rlx_pad_mode mode, int64_t j, int64_t lo, int64_t d);
+
 /* Errors for infer functions (the node's label is added by the caller). */
 #define RLX_INFER_FAIL(...) return rlx_errorf(RLX_ERR_SHAPE, __VA_ARGS__)
 

@@ -299,8 +299,8 @@ static rlx_status pad_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *os
   return RLX_OK;
 }
 
-/* Source index along one axis for output position j, or -1 for the fill. */
-static int64_t pad_src(rlx_pad_mode mode, int64_t j, int64_t lo, int64_t d) {
+/* Source index along one axis for output position j, or -1 for the fill (ops_util.h). */
+int64_t rlx_pad_src(rlx_pad_mode mode, int64_t j, int64_t lo, int64_t d) {
   int64_t i = j - lo;
   if (i >= 0 && i < d) return i;
   switch (mode) {
@@ -334,7 +334,7 @@ static rlx_status pad_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tens
     for (int d = os.rank - 1; d >= 0; d--) {
       int64_t j = rem % os.dims[d];
       rem /= os.dims[d];
-      int64_t s = pad_src(p->mode, j, p->lo[d], xs.dims[d]);
+      int64_t s = rlx_pad_src(p->mode, j, p->lo[d], xs.dims[d]);
       if (s < 0) is_fill = true;
       else off += s * xst[d];
     }

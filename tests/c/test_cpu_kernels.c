@@ -467,6 +467,38 @@ TEST(slices) {
     }
 }
 
+/* Pad in every mode against the reference: positive and negative (cropping) amounts on inner and outer
+ * axes, a row entirely padding, ranks 1 to 4, float, half, integer and bool elements. */
+TEST(pads) {
+  rlx_pad_mode modes[] = {RLX_PAD_CONSTANT, RLX_PAD_REFLECT, RLX_PAD_REPLICATE, RLX_PAD_CIRCULAR};
+  struct { int rank; int64_t dims[4], lo[4], hi[4]; } cases[] = {
+      {4, {1, 56, 56, 96}, {0, 0, 0, 0}, {0, 2, 3, 0}},   /* swin's windows: H and W padded at their ends */
+      {4, {2, 3, 9, 11}, {0, 0, 2, 3}, {0, 0, 1, 2}},     /* an image padded around */
+      {3, {3, 5, 40}, {0, 1, -2}, {0, 2, -3}},            /* crop the rows, pad the rows' axis */
+      {2, {4, 33}, {-1, 5}, {2, -4}},
+      {1, {70}, {3}, {-5}},
+      {3, {2, 4, 1}, {1, 0, 0}, {1, 0, 0}},               /* whole rows of padding, 1-wide rows */
+  };
+  rlx_dtype dts[] = {RLX_DTYPE_F32, RLX_DTYPE_F16, RLX_DTYPE_I64, RLX_DTYPE_BOOL};
+  for (size_t m = 0; m < RLX_COUNTOF(modes); m++)
+    for (size_t c = 0; c < RLX_COUNTOF(cases); c++)
+      for (size_t d = 0; d < RLX_COUNTOF(dts); d++) {
+        bool neg = false, wide = false;
+        for (int a = 0; a < cases[c].rank; a++) {
+          neg = neg || cases[c].lo[a] < 0 || cases[c].hi[a] < 0;
+          wide = wide || cases[c].lo[a] >= cases[c].dims[a] || cases[c].hi[a] >= cases[c].dims[a];
+        }
+        if ((modes[m] == RLX_PAD_CIRCULAR && neg) || (modes[m] == RLX_PAD_REFLECT && wide) ||
+            (dts[d] == RLX_DTYPE_BOOL && modes[m] != RLX_PAD_CONSTANT))
+          continue; /* refused by infer (test_hostile) */
+        rlx_params p = {.pad = {.mode = modes[m], .value = dts[d] == RLX_DTYPE_BOOL ? 1 : -2.5}};
+        for (int a = 0; a < cases[c].rank; a++) p.pad.lo[a] = cases[c].lo[a], p.pad.hi[a] = cases[c].hi[a];
+        spec x = {.dt = dts[d], .sh = {.rank = cases[c].rank}};
+        for (int a = 0; a < cases[c].rank; a++) x.sh.dims[a] = cases[c].dims[a];
+        each_threads("pad", RLX_OP_PAD, &p, 1, &x);
+      }
+}
+
 /* Concat (any axis, dtypes, an empty input, rotary's last-axis halves) and
  * gather (embedding rows, an inner axis, negative indices wrapped), against
  * the reference; an index out of range is an error from the fast kernel too. */
@@ -636,4 +668,4 @@ TEST(registry) {
     CHECK(rlx_cpu_kernels[r].supports && rlx_cpu_kernels[r].family && rlx_cpu_kernels[r].backend == RLX_BACKEND_CPU);
 }
 
-TEST_MAIN(casts_logic, index_put_rows, concat_gather, matmul_tiles, grouped_matmul, conv_shapes, elementwise, reductions, pooling, attention, rows, permute, slices, registry)
+TEST_MAIN(casts_logic, index_put_rows, concat_gather, pads, matmul_tiles, grouped_matmul, conv_shapes, elementwise, reductions, pooling, attention, rows, permute, slices, registry)

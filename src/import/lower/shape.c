@@ -647,5 +647,8 @@ rlx_status rlx_lower_pad(rlx_lower *lw, const rlx_aten_node *n) {
     p.pad.lo[ax] = lo;
     p.pad.hi[ax] = hi;
   }
+  bool none = true; /* no padding at all (swin's windows when the image divides into them): x itself */
+  for (int i = 0; i < RLX_MAX_RANK; i++) none = none && p.pad.lo[i] == 0 && p.pad.hi[i] == 0;
+  if (none) return lw_bind(lw, n, x);
   return lw_bind(lw, n, lw_emit(lw, RLX_OP_PAD, &p, &x, 1));
 }
