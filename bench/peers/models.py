@@ -45,18 +45,32 @@ def _torchvision_classifier(name: str) -> bool:
         return False
 
 
+# transformers models outside the benchmark (not run by default: `--models`
+# names them), built from their default configs like the ones above
+EXTRA = {
+    "distilbert": ("bert", "DistilBERT (DistilBertConfig()), seq 128, input_ids + attention_mask"),
+    "roberta": ("bert", "RoBERTa-base (RobertaConfig()), seq 128, input_ids + attention_mask"),
+    "opt_125m": ("ids", "OPT-125m-shaped decoder (OPTConfig()), prefill 128"),
+    "t5_encoder": ("ids", "T5-small encoder (T5Config()), seq 128"),
+}
+
+
 def describe(name: str) -> tuple[str, str]:
-    """(kind, description) of ``name``: a MODELS entry, or any torchvision
-    classification model, batch 1 at 224x224 (KeyError if neither)."""
+    """(kind, description) of ``name``: a MODELS or EXTRA entry, or any
+    torchvision classification model, batch 1 at 224x224 (KeyError if
+    none)."""
     if name in MODELS:
         return MODELS[name]
+    if name in EXTRA:
+        return EXTRA[name]
     if _torchvision_classifier(name):
         return ("image", f"torchvision {name}, 1x3x224x224")
     raise KeyError(f"unknown model '{name}' (known: {', '.join(MODELS)}, or any torchvision classifier)")
 
 
 # vocabulary sizes, for the token ids
-_VOCAB = {"bert_base": 30522, "gpt2": 50257, "llama_1b": 32000}
+_VOCAB = {"bert_base": 30522, "gpt2": 50257, "llama_1b": 32000, "distilbert": 30522, "roberta": 50265,
+          "opt_125m": 50272, "t5_encoder": 32128}
 
 # the larger models get fewer timed runs (see bench/compare.py --max-iters-large)
 LARGE = {"llama_1b"}
@@ -89,6 +103,18 @@ def build(name: str) -> torch.nn.Module:
     elif name == "gpt2":
         from transformers import GPT2Config, GPT2Model
         m = _LastHidden(GPT2Model(GPT2Config(use_cache=False)), with_mask=False)
+    elif name == "distilbert":
+        from transformers import DistilBertConfig, DistilBertModel
+        m = _LastHidden(DistilBertModel(DistilBertConfig()), with_mask=True)
+    elif name == "roberta":
+        from transformers import RobertaConfig, RobertaModel
+        m = _LastHidden(RobertaModel(RobertaConfig(), add_pooling_layer=False), with_mask=True)
+    elif name == "opt_125m":
+        from transformers import OPTConfig, OPTModel
+        m = _LastHidden(OPTModel(OPTConfig(use_cache=False)), with_mask=False)
+    elif name == "t5_encoder":
+        from transformers import T5Config, T5EncoderModel
+        m = _LastHidden(T5EncoderModel(T5Config(use_cache=False)), with_mask=False)
     elif name == "llama_1b":
         from transformers import LlamaConfig, LlamaModel
         cfg = LlamaConfig(vocab_size=_VOCAB[name], hidden_size=2048, intermediate_size=8192,
