@@ -24,7 +24,7 @@
 #include "cpu/select.h"
 #include "ops/ops_util.h"
 #include "runtime/runtime.h"
-#include "rand_buf.h"
+#include "conv_check.h"
 #include "test.h"
 
 static unsigned rng = 11;
@@ -53,27 +53,13 @@ static int32_t build(rlx_graph *g, const dw_case *c, const float *w, const float
   return rlx_graph_add_node(g, RLX_OP_CONV, &p, in, c->res ? 4 : 3, 1, c->what, NULL);
 }
 
-static void views(const rlx_graph *g, int32_t node, const float *x, const float *r, rlx_tensor_view *vin,
-                  rlx_tensor_view *out, float *y) {
-  const rlx_node *n = &g->nodes[node];
-  for (int k = 0; k < 4; k++) vin[k] = (rlx_tensor_view){0};
-  for (int k = 0; k < n->n_in; k++)
-    if (n->in[k] >= 0) vin[k] = rlx_value_view(&g->values[n->in[k]]);
-  vin[0].data = (void *)x;
-  if (n->n_in > 3 && n->in[3] >= 0) vin[3].data = (void *)r;
-  *out = rlx_value_view(&g->values[n->out[0]]);
-  out->data = y;
-}
-
-static bool same(float a, float b) { return isnan(a) ? isnan(b) : a == b; }
-
 /* The worst |fast - ref| / max(1, |ref|) of case c; +Inf where a NaN or an Inf differs, an output was not
  * written, or the node does not get the expected kernel. */
 static double run_case(const dw_case *c, int threads) {
   int64_t OH = (c->H + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
   int64_t OW = (c->W + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
   int64_t nx = c->N * c->H * c->W * c->C, nw = c->C * c->kh * c->kw, ny = c->N * OH * OW * c->C;
-  float *x = buf(nx), *w = buf(nw), *b = buf(c->C), *r = buf(ny), *ref = buf(ny), *fast = buf(ny);
+  float *x = buf(nx), *w = buf(nw), *b = buf(c->C), *r = buf(ny);
   for (int64_t i = 0; i < nx; i++) x[i] = urand();
   for (int64_t i = 0; i < nw; i++) w[i] = urand();
   for (int64_t i = 0; i < c->C; i++) b[i] = urand();
@@ -86,45 +72,10 @@ static double run_case(const dw_case *c, int threads) {
   rlx_graph_init(&g);
   int32_t node = build(&g, c, w, b, OH, OW);
   CHECK(node >= 0);
-  if (node < 0) goto done;
-  rlx_tensor_view vin[4], out;
-  views(&g, node, x, r, vin, &out, ref);
-  const rlx_op_vtable *vt = rlx_op_table[RLX_OP_CONV].vt;
-  size_t rb = vt->scratch ? vt->scratch(&g, &g.nodes[node]) : 0;
-  void *rscr = aligned_alloc(64, (rb + 64) & ~(size_t)63);
-  CHECK_OK(vt->ref(&g.nodes[node], vin, &out, rscr));
-  free(rscr);
-  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
-  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
   const char *want = rlx_dw_rows_take(c->kw, c->sw, c->dw) ? "f32_conv_nhwc_depthwise_rows" : "f32_conv_nhwc_depthwise";
-  if (strcmp(k.name, want)) {
-    fprintf(stderr, "  %s: kernel %s, expected %s\n", c->what, k.name, want);
-    goto cleanup;
-  }
-  rlx_threadpool *tp;
-  CHECK_OK(rlx_threadpool_create(threads, &tp));
-  void *scr = aligned_alloc(64, (k.scratch + 64) & ~(size_t)63);
-  views(&g, node, x, r, vin, &out, fast);
-  for (int64_t i = 0; i < ny; i++) fast[i] = -12345.0f; /* every output must be written */
-  rlx_exec ex = {.tp = tp, .scratch = scr, .packed = k.packed};
-  CHECK_OK(k.run(&g.nodes[node], vin, &out, &ex));
-  worst = 0;
-  for (int64_t i = 0; i < ny; i++) {
-    double d;
-    if (isnan(ref[i]) || isinf(ref[i])) d = same(ref[i], fast[i]) ? 0 : INFINITY;
-    else d = isfinite(fast[i]) && fast[i] != -12345.0f ? fabs((double)fast[i] - ref[i]) / fmax(1.0, fabs(ref[i])) : INFINITY;
-    if (d > worst) {
-      worst = d;
-      if (d > 1e-5) fprintf(stderr, "  %s: element %lld: %.9g, reference %.9g\n", c->what, (long long)i, fast[i], ref[i]);
-    }
-  }
-  free(scr);
-  rlx_threadpool_destroy(tp);
-cleanup:
-  rlx_aligned_free(k.packed);
-done:
+  if (node >= 0) worst = conv_check(&g, node, x, r, ny, threads, want, c->what);
   rlx_graph_free(&g);
-  free(x), free(w), free(b), free(r), free(ref), free(fast);
+  free(x), free(w), free(b), free(r);
   return worst;
 }
 
