@@ -191,9 +191,12 @@ static void mark_epilogue(const void *ctx, float *c, int64_t ldc, int64_t i0, in
 
 /* B packed at compile time (linear layers): few rows (the skinny path, one
  * region over every column block), more rows, N across the NC = 2048 column
- * blocks, with an epilogue, on 1..3 threads. */
+ * blocks, small products whose tasks are regridded to deal evenly, with an
+ * epilogue, on 1..3 threads. */
 TEST(prepacked_b) {
-  int64_t ms[] = {1, 2, 4, 5, 13}, ns[] = {1, 31, 2047, 2049, 4500}, ks[] = {1, 300, 600};
+  /* 49, 196 rows by 96 to 320 columns: the small products balance() regrids on 2 and 3 threads (row
+   * blocks of fewer rows, one-panel chunks) */
+  int64_t ms[] = {1, 2, 4, 5, 13, 49, 196}, ns[] = {1, 31, 96, 192, 320, 2047, 2049, 4500}, ks[] = {1, 300, 600};
   for (int t = 1; t <= 3; t++) {
     rlx_threadpool *tp;
     CHECK_OK(rlx_threadpool_create(t, &tp));
