@@ -160,21 +160,32 @@ typedef struct runs_job {
   const rlx_node *n;
   const rlx_tensor_view *in;
   rlx_tensor_view *out;
-  int64_t outer, inner, per; /* per: outer rows a task copies */
+  int64_t outer, inner, per; /* per: concat, output elements a task copies */
   size_t es;
 } runs_job;
 
+/* Concat: task t copies elements [t * per, (t + 1) * per) of the flattened output, piece by piece (each
+ * piece one input's part of one outer row), so the copy splits evenly whatever the number of outer rows:
+ * a channel concat of one image (densenet's, inception's) is a single outer row, which had been one task. */
 static void concat_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const runs_job *j = ctx;
   int ax = j->n->p.axis.axis;
-  int64_t Do = j->out->dims[ax], o1 = RLX_MIN(j->outer, (t + 1) * j->per);
-  for (int64_t o = t * j->per; o < o1; o++) {
-    char *dst = (char *)j->out->data + (size_t)(o * Do * j->inner) * j->es;
-    for (int k = 0; k < j->n->n_in; k++) {
-      size_t bytes = (size_t)(j->in[k].dims[ax] * j->inner) * j->es;
-      memcpy(dst, (const char *)j->in[k].data + (size_t)o * bytes, bytes);
-      dst += bytes;
+  int64_t row = j->out->dims[ax] * j->inner, end = RLX_MIN(j->outer * row, (t + 1) * j->per);
+  for (int64_t e = t * j->per; e < end;) {
+    int64_t o = e / row, w = e % row, at = 0; /* at: where input k's part of the row starts */
+    int k = 0;
+    for (;; k++) {
+      int64_t len = j->in[k].dims[ax] * j->inner;
+      if (w < at + len) break;
+      at += len;
+    }
+    for (; e < end && k < j->n->n_in; k++) { /* this row's pieces from input k on */
+      int64_t len = j->in[k].dims[ax] * j->inner, n = RLX_MIN(end - e, at + len - w);
+      if (n > 0)
+        memcpy((char *)j->out->data + (size_t)e * j->es,
+               (const char *)j->in[k].data + (size_t)(o * len + (w - at)) * j->es, (size_t)n * j->es);
+      e += n, w += n, at += len;
     }
   }
 }
@@ -183,11 +194,11 @@ static rlx_status concat_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   int ax = n->p.axis.axis;
   runs_job j = {.n = n, .in = in, .out = out, .outer = rlx_dims_prod(out[0].dims, 0, ax),
                 .inner = rlx_dims_prod(out[0].dims, ax + 1, out[0].rank), .es = rlx_dtype_size(out[0].dtype)};
-  int64_t row = out[0].dims[ax] * j.inner; /* elements per outer row of the output */
-  if (j.outer == 0 || row == 0) return RLX_OK;
-  j.per = RLX_MAX(1, 16384 / row);
-  int64_t tasks = (j.outer + j.per - 1) / j.per;
-  rlx_parallel_for(j.outer * row >= 32768 ? x->tp : NULL, tasks, concat_task, &j);
+  int64_t total = j.outer * out[0].dims[ax] * j.inner;
+  if (total == 0) return RLX_OK;
+  j.per = 16384; /* elements a task */
+  int64_t tasks = (total + j.per - 1) / j.per;
+  rlx_parallel_for(total >= 32768 ? x->tp : NULL, tasks, concat_task, &j);
   return RLX_OK;
 }
 
