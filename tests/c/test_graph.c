@@ -477,7 +477,10 @@ TEST(memplan_reuses_arena) {
 /* Planning is O(n log n) (issue 8): a chain of relus planned in 1.8 s at
  * 200k nodes with the old O(n^2) planner. Asserted as a ratio of two sizes,
  * which does not depend on the machine's speed: 4x the nodes may cost at
- * most ~10x the time (4.6x for n log n, 16x for n^2). */
+ * most 12x the time (4.6x for n log n, a little more once 200k nodes spill
+ * the caches; 16x for n^2). Each size is timed three times, interleaved, and
+ * the fastest kept: ctest runs this beside test_gemm's two threads on two
+ * cores, and one slowed run made a single pair of timings fail the bound. */
 static double plan_chain_seconds(int n) {
   rlx_graph g;
   rlx_graph_init(&g);
@@ -497,9 +500,14 @@ static double plan_chain_seconds(int n) {
 }
 
 TEST(memplan_long_chain_n_log_n) {
-  double a = plan_chain_seconds(50000), b = plan_chain_seconds(200000);
-  if (!(b <= 10 * a + 0.05)) {
-    fprintf(stderr, "memplan: 50k nodes %.3f s, 200k nodes %.3f s: worse than n log n\n", a, b);
+  double a = 1e30, b = 1e30;
+  for (int r = 0; r < 3; r++) {
+    double ta = plan_chain_seconds(50000), tb = plan_chain_seconds(200000);
+    if (ta < a) a = ta;
+    if (tb < b) b = tb;
+  }
+  if (!(b <= 12 * a + 0.05)) {
+    fprintf(stderr, "memplan: 50k nodes %.3f s, 200k nodes %.3f s (fastest of 3): worse than n log n\n", a, b);
     rlx_test_failures++;
   }
 }

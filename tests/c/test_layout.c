@@ -171,6 +171,28 @@ TEST(dense_convs) {
   check_case(&g, 2, 4, false); /* dw's input and output, pw's input and output */
 }
 
+/* A ResNeXt / RegNet bottleneck: 1x1, a grouped 3x3 (16-wide groups: a
+ * broadcast; 4-wide: the permute path; 24-wide: vectors from each group's
+ * start), 1x1 and the residual add — grouped convs make a network
+ * channels-last as depthwise ones do, and every conv of the block runs an
+ * NHWC kernel (conv_group.c for the grouped one). */
+TEST(grouped) {
+  int64_t widths[][2] = {{64, 4}, {32, 8}, {48, 2}}; /* channels, groups */
+  for (size_t i = 0; i < RLX_COUNTOF(widths); i++)
+    for (int s = 1; s <= 2; s++) {
+      rlx_graph g;
+      rlx_graph_init(&g);
+      rlx_shape xs = shp4(1, 24, 9, 11);
+      int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
+      int64_t W = widths[i][0], G = widths[i][1];
+      int32_t a = un(&g, "relu", RLX_UNARY_RELU, conv(&g, "reduce", x, W, 1, 1, 0, 1, 1));
+      int32_t b = un(&g, "relu2", RLX_UNARY_RELU, conv(&g, "grouped", a, W, 3, s, 1, 1, G));
+      int32_t c = conv(&g, "expand", b, 24, 1, 1, 0, 1, 1);
+      CHECK_OK(rlx_graph_add_output(&g, s == 1 ? bin(&g, "add", RLX_BINARY_ADD, c, x) : c));
+      check_case(&g, 3, 2, s == 2);
+    }
+}
+
 /* Squeeze-excite and the head: mean over H, W with keepdim (renumbered
  * axes, a per-channel gate broadcast back), a mean without keepdim (the
  * same [N, C] tensor either way), and a concat along channels. */
@@ -209,7 +231,7 @@ TEST(operands) {
   check_case(&g, 1, 2, true); /* x's permute and b's back-permute (the constant's folds) */
 }
 
-/* When the pass leaves a graph alone: no depthwise conv; RLX_LAYOUT=nchw.
+/* When the pass leaves a graph alone: no depthwise or grouped conv; RLX_LAYOUT=nchw.
  * RLX_LAYOUT=nhwc converts every eligible conv. */
 TEST(policy) {
   for (int mode = 0; mode < 3; mode++) {
@@ -278,4 +300,4 @@ TEST(transpose) {
     }
 }
 
-TEST_MAIN(inverted_residual, dense_convs, reduce_concat, operands, policy, model_permutes, transpose)
+TEST_MAIN(inverted_residual, dense_convs, grouped, reduce_concat, operands, policy, model_permutes, transpose)
