@@ -642,7 +642,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
     k->scratch = wg_scratch_for(g, n, threads);
     return RLX_OK;
   }
-  if ((!sym || spatial_fixed(sym, n)) && rlx_conv_pix_pick(&c)) {
+  if ((!sym || spatial_fixed(sym, n)) && rlx_conv_pix_pick(&c, threads)) {
     if (!(k->packed = rlx_aligned_alloc(rlx_conv_pix_packed_bytes(&c)))) return pack_oom(n);
     rlx_conv_pix_pack(&c, wv->data, k->packed);
     k->run = rlx_conv_pix_run, k->fast = true, k->name = "f32_conv_pixel_sgemm";

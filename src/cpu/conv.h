@@ -46,7 +46,7 @@ rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
 size_t rlx_conv_pix_packed_bytes(const conv_geo *c);
 void rlx_conv_pix_pack(const conv_geo *c, const float *w, void *dst);
 size_t rlx_conv_pix_scratch(const conv_geo *c, int threads);
-bool rlx_conv_pix_pick(const conv_geo *c);
+bool rlx_conv_pix_pick(const conv_geo *c, int threads);
 rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x);
 
 /* ---- shared by the Winograd kernels (conv_wg4.c) ---- */

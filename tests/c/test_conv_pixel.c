@@ -155,20 +155,26 @@ TEST(forced_edges) {
 }
 
 /* The chooser on resnet50's sgemm layers (only the choice, no run): pixel-major for the 7x7 and 14x14 layers,
- * channel-major where the image fills the panels (28x28 and up) — conv_gemm.c, rlx_conv_pix_pick;
- * RLX_CONV_PIX=0 turns it off. */
+ * channel-major where the image fills the panels (28x28 and up), and on one thread for the 1x1s with more
+ * than 512 KiB of weights — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. */
 TEST(chooser_picks) {
-  struct { int64_t C, H, O, k, s; const char *force, *want; } layers[] = {
-      {512, 7, 2048, 1, 1, NULL, PIX},                       /* layer4 conv3 */
-      {2048, 7, 512, 1, 1, NULL, PIX},                       /* layer4 conv1 */
-      {1024, 14, 2048, 1, 2, NULL, PIX},                     /* layer4 downsample */
-      {512, 14, 512, 3, 2, NULL, PIX},                       /* layer4 block 1 conv2 */
-      {256, 28, 256, 3, 2, NULL, PIX},                       /* layer3 block 1 conv2 (14x14 out) */
-      {256, 14, 1024, 1, 1, NULL, PIX},                      /* layer3 conv3 */
-      {128, 28, 512, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* layer2 conv3 (28x28: the image fills the panels) */
-      {128, 56, 128, 3, 2, NULL, "f32_conv_phased_sgemm"},   /* layer2 block 1 conv2 (28x28 out) */
-      {512, 7, 2048, 1, 1, "0", "f32_conv_1x1_sgemm"},
-      {64, 1, 240, 1, 1, NULL, PIX},                         /* a squeeze-excite 1x1 conv on its 1x1 image */
+  struct { int64_t C, H, O, k, s; int threads; const char *force, *want; } layers[] = {
+      {512, 7, 2048, 1, 1, 2, NULL, PIX},                       /* layer4 conv3 */
+      {512, 7, 2048, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* 4 MiB of weights, one thread */
+      {2048, 7, 512, 1, 1, 2, NULL, PIX},                       /* layer4 conv1 */
+      {1024, 14, 2048, 1, 2, 2, NULL, PIX},                     /* layer4 downsample */
+      {1024, 14, 2048, 1, 2, 1, NULL, "f32_conv_phased_sgemm"}, /* 8 MiB, one thread */
+      {512, 14, 512, 3, 2, 1, NULL, PIX},                       /* layer4 block 1 conv2 (a 3x3) */
+      {512, 14, 512, 3, 2, 2, NULL, PIX},
+      {256, 28, 256, 3, 2, 1, NULL, PIX},                       /* layer3 block 1 conv2 (14x14 out) */
+      {256, 14, 1024, 1, 1, 2, NULL, PIX},                      /* layer3 conv3 */
+      {256, 14, 1024, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},     /* 1 MiB, one thread */
+      {512, 14, 128, 1, 1, 1, NULL, PIX},                       /* densenet's, 256 KiB */
+      {128, 28, 512, 1, 1, 2, NULL, "f32_conv_1x1_sgemm"},      /* layer2 conv3 (28x28: the image fills the panels) */
+      {128, 56, 128, 3, 2, 2, NULL, "f32_conv_phased_sgemm"},   /* layer2 block 1 conv2 (28x28 out) */
+      {512, 7, 2048, 1, 1, 2, "0", "f32_conv_1x1_sgemm"},
+      {512, 7, 2048, 1, 1, 1, "1", PIX},
+      {64, 1, 240, 1, 1, 1, NULL, PIX},                         /* a squeeze-excite 1x1 conv on its 1x1 image */
   };
   if (strcmp(rlx_sgemm_active()->name, "avx512")) { /* the bars were measured with the AVX-512 kernels */
     printf("  chooser_picks: not an AVX-512 sgemm (%s), skipped\n", rlx_sgemm_active()->name);
@@ -187,11 +193,12 @@ TEST(chooser_picks) {
     CHECK(node >= 0);
     if (layers[i].force) setenv("RLX_CONV_PIX", layers[i].force, 1);
     rlx_kernel kern = {.name = "reference", .run = rlx_reference_kernel};
-    CHECK_OK(rlx_cpu_select(&g, NULL, node, 1, &kern));
+    CHECK_OK(rlx_cpu_select(&g, NULL, node, layers[i].threads, &kern));
     unsetenv("RLX_CONV_PIX");
     if (strcmp(kern.name, layers[i].want))
-      fprintf(stderr, "  %lld <- %lld %lldx%lld k%lld s%lld: %s, expected %s\n", (long long)O, (long long)C,
-              (long long)H, (long long)H, (long long)k, (long long)s, kern.name, layers[i].want);
+      fprintf(stderr, "  %lld <- %lld %lldx%lld k%lld s%lld, %d thread(s): %s, expected %s\n", (long long)O,
+              (long long)C, (long long)H, (long long)H, (long long)k, (long long)s, layers[i].threads, kern.name,
+              layers[i].want);
     CHECK(!strcmp(kern.name, layers[i].want));
     rlx_aligned_free(kern.packed);
     rlx_graph_free(&g);
