@@ -26,7 +26,8 @@
 #define MC_MAX 384 /* rows of an A block at most; a multiple of every MR */
 #define NC 2048 /* a multiple of every NR */
 /* The most of a task's packed B panels (bytes) that compute_block streams from L2 under each A row panel
- * (a_outer): half of a Zen 4/5 or Ice Lake L2, leaving room for C's and the residual's lines. */
+ * (a_outer): a quarter of this Xeon host's 2 MiB L2, half of a 1 MiB one, leaving room for C's and the
+ * residual's lines. */
 #ifndef B_L2_BYTES
 #define B_L2_BYTES (512 << 10)
 #endif
