@@ -30,6 +30,19 @@ static inline void conv_views(const rlx_graph *g, int32_t node, const float *x, 
   out->data = y;
 }
 
+/* A case's operands, each uniform in [-1, 1) from the generator state *rng: image x (nx floats), weights w (nw), bias b (nb), residual r
+ * (ny); with specials > 0, every specials-th element of x from the third on NaN, +Inf, -Inf in turn. */
+static inline void conv_operands(unsigned *rng, int64_t nx, int64_t nw, int64_t nb, int64_t ny, int specials,
+                                 float **x, float **w, float **b, float **r) {
+  *x = buf(nx), *w = buf(nw), *b = buf(nb), *r = buf(ny);
+  for (int64_t i = 0; i < nx; i++) (*x)[i] = lcg_unit(rng);
+  for (int64_t i = 0; i < nw; i++) (*w)[i] = lcg_unit(rng);
+  for (int64_t i = 0; i < nb; i++) (*b)[i] = lcg_unit(rng);
+  for (int64_t i = 0; i < ny; i++) (*r)[i] = lcg_unit(rng);
+  if (specials > 0)
+    for (int64_t i = 2, k = 0; i < nx; i += specials, k++) (*x)[i] = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
+}
+
 /* The worst |fast - ref| / max(1, |ref|) over the ny outputs of conv node `node`; +Inf where a NaN or an
  * Inf differs, an output is not written (the fast run's buffer starts at -12345), or the node does not get
  * the kernel named `want`. Prints the elements past 1e-5 and a wrong kernel, under the name `what`. */

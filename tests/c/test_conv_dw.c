@@ -28,7 +28,6 @@
 #include "test.h"
 
 static unsigned rng = 11;
-static float urand(void) { return lcg_unit(&rng); }
 
 typedef struct dw_case {
   const char *what;
@@ -59,14 +58,8 @@ static double run_case(const dw_case *c, int threads) {
   int64_t OH = (c->H + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
   int64_t OW = (c->W + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
   int64_t nx = c->N * c->H * c->W * c->C, nw = c->C * c->kh * c->kw, ny = c->N * OH * OW * c->C;
-  float *x = buf(nx), *w = buf(nw), *b = buf(c->C), *r = buf(ny);
-  for (int64_t i = 0; i < nx; i++) x[i] = urand();
-  for (int64_t i = 0; i < nw; i++) w[i] = urand();
-  for (int64_t i = 0; i < c->C; i++) b[i] = urand();
-  for (int64_t i = 0; i < ny; i++) r[i] = urand();
-  if (c->specials) {
-    for (int64_t i = 2, k = 0; i < nx; i += c->specials, k++) x[i] = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
-  }
+  float *x, *w, *b, *r;
+  conv_operands(&rng, nx, nw, c->C, ny, c->specials, &x, &w, &b, &r);
   double worst = INFINITY;
   rlx_graph g;
   rlx_graph_init(&g);
