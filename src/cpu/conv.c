@@ -425,10 +425,15 @@ static size_t wg_scratch_for(const rlx_graph *g, const rlx_node *n, int threads)
          rlx_sgemm_scratch(t);
 }
 
+/* A folded batch norm's table (fuse_preact), ahead of the sgemm ways' scratch. */
+static size_t bn_scratch(const rlx_node *n, const conv_geo *c) {
+  return n->n_in > 7 && n->in[7] >= 0 ? rlx_conv_bn_table_bytes(c->C) : 0;
+}
+
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   conv_geo c;
   if (!node_geo(g, n, &c)) return SIZE_MAX;
-  return rlx_conv_gemm_scratch(&c, threads);
+  return rlx_conv_gemm_scratch(&c, threads) + bn_scratch(n, &c);
 }
 
 static size_t wg_packed_bytes(const conv_geo *c) { return 16 * rlx_sgemm_packed_a_size(c->O, c->C); }
@@ -436,7 +441,7 @@ static size_t wg_packed_bytes(const conv_geo *c) { return 16 * rlx_sgemm_packed_
 static size_t pix_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
   conv_geo c;
   if (!node_geo(g, n, &c)) return SIZE_MAX;
-  return rlx_conv_pix_scratch(&c, threads);
+  return rlx_conv_pix_scratch(&c, threads) + bn_scratch(n, &c);
 }
 
 /* ---- a dynamic 3x3 conv whose image size decides: Winograd where the
@@ -599,6 +604,12 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   if (p->transposed || p->channels_last || xv->dtype != RLX_DTYPE_F32 || wv->dtype != RLX_DTYPE_F32 ||
       (wv->kind != RLX_VALUE_WEIGHT && wv->kind != RLX_VALUE_CONST) || !geo_of(p, &xv->shape, &wv->shape, &yv->shape, &c))
     return RLX_OK;
+  if (rlx_in(g, n, 7)) { /* fuse_preact's batch norm: the two sgemm ways of a 1x1 conv normalize as they pack */
+    const rlx_epilogue *pre = &p->pre_ep;
+    if (c.G != 1 || !rlx_conv_direct(&c) || (pre->has_act && pre->act.kind != RLX_UNARY_RELU)) return RLX_OK;
+    for (int i = 7; i < 11; i++)
+      if (rlx_in(g, n, i) && rlx_in(g, n, i)->dtype != RLX_DTYPE_F32) return RLX_OK;
+  }
   dw_geo d;
   if (c.G == c.C && c.O == c.C && c.G > 1 && rlx_conv_phase_geo(&c, &d)) { /* depthwise */
     k->run = dw_run, k->fast = true, k->name = "f32_conv_depthwise";
@@ -645,14 +656,16 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   if ((!sym || spatial_fixed(sym, n)) && rlx_conv_pix_pick(&c, threads)) {
     if (!(k->packed = rlx_aligned_alloc(rlx_conv_pix_packed_bytes(&c)))) return pack_oom(n);
     rlx_conv_pix_pack(&c, wv->data, k->packed);
-    k->run = rlx_conv_pix_run, k->fast = true, k->name = "f32_conv_pixel_sgemm";
+    k->run = rlx_conv_pix_run, k->fast = true;
+    k->name = rlx_in(g, n, 7) ? "f32_conv_pixel_bn_sgemm" : "f32_conv_pixel_sgemm";
     k->scratch_for = pix_scratch_for;
     k->scratch = pix_scratch_for(g, n, threads);
     return RLX_OK;
   }
   if (!(k->packed = rlx_aligned_alloc(rlx_conv_gemm_packed_bytes(&c)))) return pack_oom(n);
   rlx_conv_gemm_pack(&c, wv->data, k->packed);
-  k->run = rlx_conv_gemm_run, k->fast = true, k->name = rlx_conv_gemm_name(&c);
+  k->run = rlx_conv_gemm_run, k->fast = true;
+  k->name = rlx_in(g, n, 7) ? "f32_conv_1x1_bn_sgemm" : rlx_conv_gemm_name(&c);
   k->scratch_for = gemm_scratch_for;
   k->scratch = gemm_scratch_for(g, n, threads);
   return RLX_OK;

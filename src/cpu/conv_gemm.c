@@ -13,6 +13,7 @@
  * residual and the fused activation run in the sgemm's epilogue on each
  * block while it is in cache.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,6 +198,65 @@ static bool planes_setup(const conv_geo *c, bool pixel, char *scratch, phase_job
   return true;
 }
 
+/* ---- a folded batch norm (fuse_preact): the image normalized as packed ----
+ *
+ * A 1x1 conv reading act(batch_norm(x)) reads x and normalizes each element
+ * as its sgemm packs it: (x - mean) * s + b, s = float(w / sqrt(var + eps)
+ * in double), then relu, the float operations of the fast batch norm
+ * (cpu/norm.c batch_task), so the packed panels hold the bits the unfused
+ * batch norm would have written. The per-channel mean, s and b are computed
+ * once per run into the scratch's first bn_table_bytes. */
+
+typedef struct bn_src {
+  const float *x;         /* the image's first channel */
+  int64_t isp;            /* floats per channel plane */
+  const float *m, *s, *b; /* per channel */
+  bool relu;
+  bool avx512; /* rlx_f32_pack_bn__avx512 (the active microkernel's ISA), else bn_run */
+} bn_src;
+
+size_t rlx_conv_bn_table_bytes(int64_t C) { return ((size_t)(3 * C) * sizeof(float) + 63) & ~(size_t)63; }
+
+static void bn_table(const rlx_node *n, const rlx_tensor_view *in, int64_t C, float *tab, bn_src *src) {
+  const float *mean = in[7].data, *var = in[8].data, *w = in[9].data, *b = in[10].data;
+  for (int64_t c = 0; c < C; c++) {
+    double inv = 1.0 / sqrt((double)var[c] + n->p.conv.pre_eps);
+    tab[c] = mean[c], tab[C + c] = (float)(inv * (w ? (double)w[c] : 1.0)), tab[2 * C + c] = b ? b[c] : 0.0f;
+  }
+  src->m = tab, src->s = tab + C, src->b = tab + 2 * C, src->relu = n->p.conv.pre_ep.has_act;
+  src->avx512 = !strcmp(rlx_sgemm_active()->name, "avx512");
+}
+
+RLX_VEC_CLONES static void bn_run(float *restrict d, const float *restrict x, int64_t n, float m, float s, float b,
+                                  bool relu) {
+  if (relu)
+    for (int64_t e = 0; e < n; e++) {
+      float v = (x[e] - m) * s + b;
+      d[e] = v > 0.0f || v != v ? v : 0.0f; /* relu as eltwise.c: NaN kept, -0 to +0 */
+    }
+  else
+    for (int64_t e = 0; e < n; e++) d[e] = (x[e] - m) * s + b;
+}
+
+/* Channel-major: B rows [k0, k0 + kc) (channels), columns [j0, j0 + cols) (pixels). */
+static void pack_bn_b(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+  const bn_src *s = ctx;
+  if (s->avx512 && nr <= 32) {
+    rlx_f32_pack_bn__avx512(s->x + k0 * s->isp + j0, s->isp, kc, (int)cols, nr, s->m + k0, s->s + k0, s->b + k0,
+                            s->relu, dst);
+    return;
+  }
+  for (int64_t k = k0; k < k0 + kc; k++, dst += nr) {
+    bn_run(dst, s->x + k * s->isp + j0, cols, s->m[k], s->s[k], s->b[k], s->relu);
+    zero_run(dst + cols, nr - cols);
+  }
+}
+
+/* Pixel-major: A rows [i0, i0 + rows) (pixels), columns [k0, k0 + kc) (channels): dst[k][pixel]. */
+static void pack_bn_a(const void *ctx, int64_t i0, int rows, int64_t k0, int64_t kc, int mr, float *dst) {
+  pack_bn_b(ctx, k0, kc, i0, rows, mr, dst);
+}
+
 /* ---- the epilogue: bias per output channel, residual, activation ---- */
 
 typedef struct conv_ep {
@@ -231,10 +291,14 @@ rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   size_t wgroup = rlx_sgemm_packed_a_size(Og, Kd) / sizeof(float);
   const rlx_epilogue *ep = &n->p.conv.ep;
   bool need_ep = in[2].data || (n->n_in > 3 && in[3].data) || ep->has_act;
+  bool bn = n->n_in > 7 && in[7].data; /* fuse_preact's: a 1x1 conv of one group (rlx_cpu_try_conv) */
+  bn_src bs = {.isp = isp};
+  char *scratch = x->scratch;
+  if (bn) bn_table(n, in, c.C, (float *)scratch, &bs), scratch += rlx_conv_bn_table_bytes(c.C);
   im2col_src src = {.c = &c};
   phase_job pj = {.c = &c};
-  planes_setup(&c, false, x->scratch, &pj, &src); /* the planes go first in the scratch, the sgemm's after them */
-  char *gemm_scratch = x->scratch + phases_bytes(&c, false);
+  planes_setup(&c, false, scratch, &pj, &src); /* the planes go first in the scratch, the sgemm's after them */
+  char *gemm_scratch = scratch + phases_bytes(&c, false);
   for (int64_t b = 0; b < c.N; b++)
     for (int64_t gi = 0; gi < c.G; gi++) {
       const float *xg = (const float *)in[0].data + (b * c.C + gi * Cg) * isp;
@@ -256,7 +320,9 @@ rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
       } else if (need_ep) {
         a.epilogue = conv_epilogue, a.epilogue_ctx = &e;
       }
-      if (rlx_conv_direct(&c)) a.B = xg, a.ldb = osp;
+      bs.x = xg;
+      if (bn) a.pack_b = pack_bn_b, a.pack_ctx = &bs;
+      else if (rlx_conv_direct(&c)) a.B = xg, a.ldb = osp;
       else a.pack_b = pack_im2col, a.pack_ctx = &src;
       rlx_sgemm_ex(x->tp, &a, gemm_scratch);
     }
@@ -336,11 +402,15 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   pix_src ps = {.s = {.c = &c}};
   im2col_src *src = &ps.s;
   phase_job pj = {.c = &c};
+  bool bn = n->n_in > 7 && in[7].data; /* fuse_preact's: a 1x1 conv of one group (rlx_cpu_try_conv) */
+  bn_src bs = {.isp = isp};
+  char *scratch = x->scratch;
+  if (bn) bn_table(n, in, c.C, (float *)scratch, &bs), scratch += rlx_conv_bn_table_bytes(c.C);
   dw_geo whole = {1, c.H, c.W, 0}; /* a 1x1 stride-1 conv: the image is its one plane */
-  bool planes = planes_setup(&c, true, x->scratch, &pj, src);
+  bool planes = planes_setup(&c, true, scratch, &pj, src);
   if (!planes && rlx_conv_direct(&c)) src->d = &whole, src->chan_floats = isp; /* tap_off[0] = 0 */
   ps.avx512 = src->d && !strcmp(isa->name, "avx512") && isa->mr <= 16;
-  float *cbuf = (float *)(x->scratch + phases_bytes(&c, true));
+  float *cbuf = (float *)(scratch + phases_bytes(&c, true));
   char *gemm_scratch = (char *)cbuf + pix_c_bytes(&c);
   for (int64_t b = 0; b < c.N; b++)
     for (int64_t gi = 0; gi < c.G; gi++) {
@@ -358,9 +428,17 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
       rlx_sgemm_args a = {.isa = isa, .M = osp, .N = Og, .K = Kd, .pack_a = pack_pix_a, .pack_a_ctx = &ps,
                           .b_packed = (const float *)x->packed + gi * wgroup, .C = cbuf, .ldc = Og,
                           .epilogue = pix_epilogue, .epilogue_ctx = &e};
+      bs.x = xg;
+      if (bn) a.pack_a = pack_bn_a, a.pack_a_ctx = &bs;
       if (pix_skinny(&c)) {
         float *at = cbuf + (osp * Og + 15) / 16 * 16; /* pix_c_bytes' second part */
         rlx_f32_transpose(xg, osp, Cg, osp, at, Cg, false);
+        if (bn) /* each pixel's row normalized in place, channel by channel */
+          for (int64_t p = 0; p < osp; p++)
+            for (int64_t ch = 0; ch < Cg; ch++) {
+              float v = at[p * Cg + ch];
+              bn_run(at + p * Cg + ch, &v, 1, bs.m[ch], bs.s[ch], bs.b[ch], bs.relu);
+            }
         a.pack_a = NULL, a.A = at, a.lda = Cg;
       }
       rlx_sgemm_ex(x->tp, &a, gemm_scratch);

@@ -467,3 +467,27 @@ void rlx_f32_pack_taps__avx512(const float *chan, int64_t chan_floats, const int
     if (++t == taps) t = 0, chan += chan_floats;
   }
 }
+
+/* A 1x1 conv's panel with its batch norm folded (conv_gemm.c, fuse_preact): dst[k * nr + j] =
+ * act((x[k * ldx + j] - m[k]) * s[k] + b[k]) for j < cols, 0 up to nr (<= 32), the three operations rounded
+ * one by one as the fast batch norm computes them (no FMA); relu keeps NaN and makes -0 +0 (not-le-unordered). */
+void rlx_f32_pack_bn__avx512(const float *x, int64_t ldx, int64_t kc, int cols, int nr, const float *m, const float *s,
+                             const float *b, bool relu, float *dst) {
+  __mmask16 l0 = (__mmask16)(cols >= 16 ? 0xffffu : (1u << cols) - 1),
+            l1 = (__mmask16)(cols <= 16 ? 0u : cols >= 32 ? 0xffffu : (1u << (cols - 16)) - 1);
+  __mmask16 s0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1),
+            s1 = (__mmask16)(nr <= 16 ? 0u : nr >= 32 ? 0xffffu : (1u << (nr - 16)) - 1);
+  __m512 zero = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; k++, x += ldx, dst += nr) {
+    __m512 vm = _mm512_set1_ps(m[k]), vs = _mm512_set1_ps(s[k]), vb = _mm512_set1_ps(b[k]);
+    __m512 v0 = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(l0, x), vm), vs), vb);
+    __mmask16 k0 = l0, k1 = l1;
+    if (relu) k0 &= _mm512_cmp_ps_mask(v0, zero, _CMP_NLE_UQ);
+    _mm512_mask_storeu_ps(dst, s0, _mm512_maskz_mov_ps(k0, v0));
+    if (s1) {
+      __m512 v1 = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(l1, x + 16), vm), vs), vb);
+      if (relu) k1 &= _mm512_cmp_ps_mask(v1, zero, _CMP_NLE_UQ);
+      _mm512_mask_storeu_ps(dst + 16, s1, _mm512_maskz_mov_ps(k1, v1));
+    }
+  }
+}

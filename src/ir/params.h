@@ -144,16 +144,22 @@ typedef struct rlx_conv_params {
    * image, whose few channels make short runs channels-last); y and the
    * residual are channels-last. */
   bool x_nchw;
-  /* inputs: x, w, bias?, residual?, gate?, pw?, pw_bias?. The gate
+  /* inputs: x, w, bias?, residual?, gate?, pw?, pw_bias?, bn_mean?, bn_var?,
+   * bn_w?, bn_b?. The gate
    * (fuse_gate, channels-last only, not x_nchw): [N or 1, 1, 1, C], the conv
    * reads x * gate (a squeeze-excite block's channel scale), each product
    * rounded to x's dtype as the binary mul it replaces. pw (fuse_expand,
    * channels-last only, not x_nchw, no gate): [C, C0, 1, 1] with x
    * [N, H, W, C0] — the conv reads pre_ep(conv1x1(x, pw, pw_bias)), the
    * expansion conv before a depthwise one, computed a band of rows at a
-   * time (docs/design.md, "Passes and fusion"). */
+   * time (docs/design.md, "Passes and fusion"). bn_* (fuse_preact,
+   * channel-major only: not channels_last, not transposed, no gate, no pw):
+   * [C] each, mean and var both present — the conv reads
+   * pre_ep(batch_norm(x, bn_mean, bn_var, bn_w, bn_b, pre_eps)), an
+   * inference batch norm (and its activation) applied as x is packed. */
   rlx_epilogue ep;
-  rlx_epilogue pre_ep; /* the pointwise conv's activation (with pw only) */
+  rlx_epilogue pre_ep; /* the pointwise conv's or the batch norm's activation (with pw or bn_mean only) */
+  double pre_eps;      /* the batch norm's eps (with bn_mean only) */
 } rlx_conv_params;
 
 typedef struct rlx_pool_params {

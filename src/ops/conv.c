@@ -18,6 +18,11 @@
  *                               conv reads t = pre_ep(conv1x1(x, pw, pw_bias))
  *                               [N, H, W, C], the reference computing t whole
  *                               as the unfused 1x1 conv's reference does
+ *   bn_mean, bn_var [C], bn_w [C]?, bn_b [C]?   optional (fuse_preact, inputs
+ *                               7-10), channel-major, no gate or pw: the conv
+ *                               reads t = pre_ep(batch_norm(x, ..., pre_eps)),
+ *                               the reference computing t whole as the
+ *                               unfused batch norm's reference does
  *
  * Reference kernel: im2col (or col2im for transposed) around the reference
  * GEMM, per batch item and group. Spatial dims are padded to 3 internally.
@@ -85,9 +90,25 @@ static rlx_status conv_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
     xin.dims[3] = pw->shape.dims[0];
     rlx_status st = rlx_epilogue_infer(NULL, &p->pre_ep, &xin, x->dtype);
     if (st) return st;
-  } else if (p->pre_ep.has_act) {
-    RLX_INFER_FAIL("conv has a pointwise activation but no pointwise weight (input 5)");
   }
+  const rlx_value *bn[4] = {rlx_in(g, n, 7), rlx_in(g, n, 8), rlx_in(g, n, 9), rlx_in(g, n, 10)};
+  bool has_bn = bn[0] || bn[1] || bn[2] || bn[3];
+  if (has_bn) {
+    if (!bn[0] || !bn[1]) RLX_INFER_FAIL("a conv's batch norm (inputs 7-10) needs its running mean and variance (7, 8)");
+    if (p->channels_last || p->transposed || pw || rlx_in(g, n, 4))
+      RLX_INFER_FAIL("a conv's batch norm input is for a channel-major conv without a gate or pointwise input");
+    static const char *names[] = {"running mean", "running variance", "weight", "bias"};
+    int64_t C = x->shape.rank >= 2 ? x->shape.dims[1] : -1;
+    for (int k = 0; k < 4; k++)
+      if (bn[k] && (bn[k]->dtype != x->dtype || bn[k]->shape.rank != 1 || bn[k]->shape.dims[0] != C))
+        RLX_INFER_FAIL("conv batch norm %s (input %d) must be [%lld] %s", names[k], 7 + k, (long long)C,
+                       rlx_dtype_name(x->dtype));
+    if (!(p->pre_eps >= 0)) RLX_INFER_FAIL("conv batch norm eps %g must be 0 or more", p->pre_eps);
+    rlx_status st = rlx_epilogue_infer(NULL, &p->pre_ep, &x->shape, x->dtype);
+    if (st) return st;
+  }
+  if (p->pre_ep.has_act && !pw && !has_bn)
+    RLX_INFER_FAIL("conv has a pre-activation but no pointwise weight (input 5) or batch norm (inputs 7-10)");
   rlx_shape xs = p->channels_last && !p->x_nchw ? nchw_of(&xin) : x->shape; /* the input as [N, C, *S] */
   if (xs.rank != p->nd + 2 || w->shape.rank != p->nd + 2)
     RLX_INFER_FAIL("conv%dd needs rank-%d input and weight, got ranks %d and %d", p->nd, p->nd + 2,
@@ -201,6 +222,8 @@ static rlx_shape pre_out_shape(const rlx_shape *x, const rlx_shape *pw) {
 static size_t conv_scratch(const rlx_graph *g, const rlx_node *n) {
   const rlx_value *x = rlx_in(g, n, 0), *w = rlx_in(g, n, 1), *y = &g->values[n->out[0]], *pw = rlx_in(g, n, 5);
   int64_t es = (int64_t)rlx_dtype_size(x->dtype);
+  if (rlx_in(g, n, 7)) /* t whole, then the conv's own */
+    return (size_t)(rlx_shape_numel(&x->shape) * es) + scratch_of(&n->p.conv, &x->shape, &w->shape, &y->shape, es);
   if (!pw) return scratch_of(&n->p.conv, &x->shape, &w->shape, &y->shape, es);
   /* t whole, then the larger of the two convs' scratch */
   rlx_conv_params pp = pre_params(&n->p.conv);
@@ -334,7 +357,7 @@ static rlx_status conv_ref_expand(const rlx_node *n, const rlx_tensor_view *in, 
   rlx_node pn = *n, dn = *n;
   pn.p.conv = pre_params(&n->p.conv), pn.n_in = 3;
   dn.p.conv.pre_ep = (rlx_epilogue){0}, dn.n_in = 4;
-  rlx_tensor_view t = in[0], pin[4] = {in[0], in[5], in[6], {0}}, din[5];
+  rlx_tensor_view t = in[0], pin[11] = {in[0], in[5], in[6]}, din[11] = {0}; /* absent inputs zeroed */
   t.dims[3] = in[5].dims[0];
   t.data = scratch;
   void *rest = (char *)scratch + rlx_view_numel(&t) * (int64_t)rlx_dtype_size(t.dtype);
@@ -345,9 +368,26 @@ static rlx_status conv_ref_expand(const rlx_node *n, const rlx_tensor_view *in, 
   return conv_ref(&dn, din, out, rest);
 }
 
+/* A conv with a batch norm folded in (fuse_preact): t = the batch norm's
+ * reference on x into scratch, then this conv's on t, as the unfused graph
+ * runs them. */
+static rlx_status conv_ref_bn(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, void *scratch) {
+  rlx_node bn = {.op = RLX_OP_BATCH_NORM, .n_in = 5, .p.norm = {.eps = n->p.conv.pre_eps, .ep = n->p.conv.pre_ep}};
+  rlx_node dn = *n;
+  dn.p.conv.pre_ep = (rlx_epilogue){0}, dn.n_in = 4;
+  rlx_tensor_view t = in[0], bin[5] = {in[0], in[7], in[8], in[9], in[10]}, din[11] = {0}; /* inputs 4-10 absent */
+  t.data = scratch;
+  rlx_status st = rlx_op_batch_norm.ref(&bn, bin, &t, NULL);
+  if (st) return st;
+  for (int k = 0; k < 4; k++) din[k] = in[k];
+  din[0] = t;
+  return conv_ref(&dn, din, out, (char *)scratch + rlx_view_numel(&t) * (int64_t)rlx_dtype_size(t.dtype));
+}
+
 static rlx_status conv_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out,
                            void *scratch) {
   if (n->n_in > 5 && in[5].data) return conv_ref_expand(n, in, out, scratch);
+  if (n->n_in > 7 && in[7].data) return conv_ref_bn(n, in, out, scratch);
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
   bool f64 = in[0].dtype == RLX_DTYPE_F64, cl = n->p.conv.channels_last;
   const void *x = in[0].data;
@@ -402,6 +442,9 @@ static void conv_print(const rlx_node *n, char *buf, size_t cap) {
   if (n->n_in > 5 && n->in[5] >= 0) /* fuse_expand: the pointwise conv before, with its activation */
     rlx_bprintf(buf, cap, " +pointwise%s%s%s", p->pre_ep.has_act ? "(" : "",
                 p->pre_ep.has_act ? rlx_unary_names[p->pre_ep.act.kind] : "", p->pre_ep.has_act ? ")" : "");
+  if (n->n_in > 7 && n->in[7] >= 0) /* fuse_preact: the batch norm before, with its activation */
+    rlx_bprintf(buf, cap, " +batch_norm(eps=%g%s%s)", p->pre_eps, p->pre_ep.has_act ? ", " : "",
+                p->pre_ep.has_act ? rlx_unary_names[p->pre_ep.act.kind] : "");
   rlx_epilogue_print(&p->ep, n->n_in > 3 && n->in[3] >= 0, buf, cap);
 }
 

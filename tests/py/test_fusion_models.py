@@ -346,3 +346,40 @@ def test_squeeze_excite_gate_symbolic_size(rlx_bin, tmp_path):
         assert kernels(ins.stdout)[1].get("f32_conv_nhwc_1x1_gated_sgemm") == 1, (name, ins.stdout[:3000])
         r = run_rlx(rlx_bin, "verify", out)
         assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, r.stdout + r.stderr)
+
+
+def test_densenet_preact_batch_norms_fold(rlx_bin, tmp_path):
+    """A DenseNet's pre-activation batch norms (norm -> relu -> 1x1 conv, on
+    each block's concatenation) fold into the 1x1 conv that reads them
+    (fuse_preact): every layer's norm1 and every transition's norm, leaving
+    only the final norm5 (read by the pooling head); parity with the pass
+    and without it, at one and two threads (the channel-major and the
+    pixel-major packers), with the batch symbolic (a batch of 3 checked
+    against eager torch)."""
+    torchvision = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.DenseNet(growth_rate=8, block_config=(2, 3, 2), num_init_features=16, bn_size=2).eval()
+    out = tmp_path / "densenet"
+    summary = rlx.export_program(model, (torch.randn(2, 3, 64, 64),), out, check=True,
+                                 dynamic={"x": {0: Dim("N", min=1, max=4)}})
+    assert summary["check"] == "passed", summary["check_message"]
+    ins = run_rlx(rlx_bin, "inspect", out)
+    assert ins.returncode == 0, ins.stderr
+    assert rlx_ops(ins.stdout).get("batch_norm") == 1, ins.stdout[:3000]
+    on_ref, hist = kernels(ins.stdout)
+    assert on_ref == 0, hist
+    assert hist.get("f32_conv_1x1_bn_sgemm", 0) + hist.get("f32_conv_pixel_bn_sgemm", 0) == 7 + 2, hist
+    for skip in (None, "fuse_preact"):
+        for threads in ("1", "2"):
+            env = dict(os.environ, **({"RLX_SKIP_PASSES": skip} if skip else {}))
+            r = run_rlx(rlx_bin, "verify", out, "--threads", threads, env=env)
+            assert r.returncode == 0 and "parity: PASS" in r.stdout, (skip, threads, r.stdout + r.stderr)
+    x = torch.randn(3, 3, 64, 64)
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        want = model(x).numpy()
+    r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", tmp_path / "o",
+                "--threads", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = np.load(next((tmp_path / "o").glob("*.npy")))
+    assert got.shape == want.shape and np.abs(got - want).max() <= 1e-4 + 1e-4 * np.abs(want).max()
