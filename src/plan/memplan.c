@@ -165,6 +165,96 @@ static bool in_arena(const rlx_graph *g, const rlx_plan *p, int32_t v) {
   return g->values[v].kind == RLX_VALUE_NODE && g->values[v].producer >= 0 && p->alias_of[v] < 0;
 }
 
+/* Whether v can live at a slice of another value's storage: a node's output
+ * in the arena, not yet an alias, not a root of aliases (the output of a
+ * concat already in place), not a graph output. */
+static bool sliceable(const rlx_graph *g, const rlx_plan *p, int32_t v) {
+  if (v < 0 || !in_arena(g, p, v) || rlx_value_nbytes(&g->values[v]) == 0) return false;
+  int32_t pr = g->values[v].producer;
+  if (g->nodes[pr].op == RLX_OP_CONCAT && p->skip[pr]) return false;
+  for (int32_t i = 0; i < g->n_outputs; i++)
+    if (g->outputs[i] == v) return false;
+  return true;
+}
+
+#define CAT_CONFLICT (-3) /* pos: read at two places of concats */
+#define CAT_FIRST (-2)    /* prev: read first */
+
+/* Concats in place. pos[v]: the position at which concats read v (-1: none,
+ * CAT_CONFLICT: at two positions, or twice by one concat); prev[v]: the
+ * input before it there (CAT_FIRST at position 0; a disagreement is a
+ * conflict too). Then, from the last concat back: a concat whose inputs
+ * already sit at their offsets in one root of its axis, in order from
+ * offset 0, is a prefix of that root (DenseNet's layers inside a block);
+ * else, where every axis before the concat axis has size 1 (each input a
+ * contiguous run of the output) and every input is read by concats only at
+ * this place after these same inputs (so it needs one home), its inputs
+ * become slices of its output. Either way the concat runs no kernel. One
+ * sweep over the concats' inputs. */
+static void concats_in_place(const rlx_graph *g, rlx_plan *p, int32_t *pos, int32_t *prev) {
+  for (int32_t v = 0; v < g->n_values; v++) pos[v] = -1, prev[v] = -1;
+  for (int32_t i = 0; i < g->n_nodes; i++) {
+    const rlx_node *c = &g->nodes[i];
+    if (c->op != RLX_OP_CONCAT) continue;
+    for (int32_t k = 0; k < c->n_in; k++) {
+      int32_t v = c->in[k], before = k ? c->in[k - 1] : CAT_FIRST;
+      if (v < 0) continue;
+      if (pos[v] == -1) pos[v] = k, prev[v] = before;
+      else if (pos[v] != k || prev[v] != before) pos[v] = CAT_CONFLICT;
+    }
+  }
+  for (int32_t i = g->n_nodes - 1; i >= 0; i--) {
+    const rlx_node *c = &g->nodes[i];
+    if (c->op != RLX_OP_CONCAT || c->n_in == 0 || c->in[0] < 0) continue;
+    int32_t o = c->out[0], ax = c->p.axis.axis, root = p->alias_of[c->in[0]];
+    if (root >= 0 && sliceable(g, p, o) && g->nodes[g->values[root].producer].p.axis.axis == ax) {
+      int64_t off = 0; /* a prefix of a root? */
+      int32_t k = 0;
+      for (; k < c->n_in; k++) {
+        int32_t v = c->in[k];
+        if (v < 0 || p->alias_of[v] != root || p->alias_off[v] != off) break;
+        off += (int64_t)rlx_value_nbytes(&g->values[v]);
+      }
+      if (k == c->n_in) {
+        p->alias_of[o] = root, p->alias_off[o] = 0, p->skip[i] = true;
+        continue;
+      }
+    }
+    if (p->alias_of[o] >= 0 || !in_arena(g, p, o) || ax < 0 || ax >= g->values[o].shape.rank) continue;
+    bool ok = true;
+    for (int a = 0; a < ax; a++) ok = ok && g->values[o].shape.dims[a] == 1;
+    for (int32_t k = 0; k < c->n_in && ok; k++) {
+      int32_t v = c->in[k];
+      ok = sliceable(g, p, v) && pos[v] == k && prev[v] == (k ? c->in[k - 1] : CAT_FIRST);
+    }
+    if (!ok) continue;
+    int64_t off = 0;
+    for (int32_t k = 0; k < c->n_in; k++) {
+      int32_t v = c->in[k];
+      p->alias_of[v] = o, p->alias_off[v] = off;
+      off += (int64_t)rlx_value_nbytes(&g->values[v]);
+    }
+    p->skip[i] = true;
+  }
+}
+
+void rlx_plan_alias_offsets(const rlx_graph *g, rlx_plan *p) {
+  for (int32_t v = 0; v < g->n_values; v++) p->alias_off[v] = 0;
+  for (int32_t i = 0; i < g->n_nodes; i++) { /* a root's slices, in order */
+    const rlx_node *c = &g->nodes[i];
+    if (!p->skip[i] || c->op != RLX_OP_CONCAT || p->alias_of[c->out[0]] >= 0) continue;
+    int64_t off = 0;
+    for (int32_t k = 0; k < c->n_in; k++) {
+      p->alias_off[c->in[k]] = off;
+      off += (int64_t)rlx_value_nbytes(&g->values[c->in[k]]);
+    }
+  }
+  for (int32_t i = 0; i < g->n_nodes; i++) { /* reshapes view what they reshape (prefixes stay at 0) */
+    const rlx_node *n = &g->nodes[i];
+    if (p->skip[i] && n->op == RLX_OP_RESHAPE) p->alias_off[n->out[0]] = p->alias_off[n->in[0]];
+  }
+}
+
 /* The planner's working memory, allocated once per (values, nodes) size so
  * that a session can replan for a new binding without allocating. */
 struct rlx_plan_ws {
@@ -212,8 +302,9 @@ rlx_status rlx_plan_alloc(rlx_plan *p, int32_t nv, int32_t nn) {
   memset(p, 0, sizeof *p);
   p->offset = rlx_malloc(sizeof(int64_t) * (size_t)(nv + 1));
   p->alias_of = rlx_malloc(sizeof(int32_t) * (size_t)(nv + 1));
+  p->alias_off = rlx_calloc((size_t)(nv + 1), sizeof(int64_t));
   p->skip = rlx_calloc((size_t)(nn + 1), sizeof(bool));
-  if (!p->offset || !p->alias_of || !p->skip) {
+  if (!p->offset || !p->alias_of || !p->alias_off || !p->skip) {
     rlx_plan_free(p);
     return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory planning memory");
   }
@@ -236,7 +327,7 @@ rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *n
   memset(pl.by_start.vals, 0xff, sizeof(int32_t) * w->cap);
   memset(pl.by_end.vals, 0xff, sizeof(int32_t) * w->cap);
   memset(p->skip, 0, sizeof(bool) * (size_t)(nn + 1));
-  for (int32_t v = 0; v < nv; v++) p->offset[v] = -1, p->alias_of[v] = -1, last[v] = -1;
+  for (int32_t v = 0; v < nv; v++) p->offset[v] = -1, p->alias_of[v] = -1, p->alias_off[v] = 0, last[v] = -1;
   for (int32_t i = 0; i <= nn; i++) free_at[i] = -1;
 
   /* aliases: a reshape's output shares its input's storage */
@@ -263,6 +354,15 @@ rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *n
     for (int32_t i = 0; i < g->n_outputs; i++) uses += g->outputs[i] == sv;
     if (uses == 1) p->alias_of[u] = sv;
   }
+  if (aliasing) { /* last and free_next as its two maps, before their own use */
+    concats_in_place(g, p, last, free_next);
+    for (int32_t v = 0; v < nv; v++) { /* a reshape of a slice: an alias of the slice's root */
+      last[v] = -1;
+      int32_t r = p->alias_of[v];
+      if (r >= 0 && p->alias_of[r] >= 0) p->alias_of[v] = p->alias_of[r];
+    }
+    rlx_plan_alias_offsets(g, p);
+  }
   /* last use of every arena root (graph outputs: never released) */
   for (int32_t i = 0; i < nn; i++) {
     const rlx_node *n = &g->nodes[i];
@@ -283,8 +383,9 @@ rlx_status rlx_plan_memory_ws(const rlx_graph *g, bool aliasing, const size_t *n
   for (int32_t i = 0; i < nn && !st; i++) {
     const rlx_node *n = &g->nodes[i];
     for (int32_t k = 0; k < n->n_out; k++) {
-      int32_t v = n->out[k];
-      if (!in_arena(g, p, v)) continue;
+      /* a value at a slice of a concat's storage places that storage when the first slice is made */
+      int32_t v = root_of(p, n->out[k]);
+      if (!in_arena(g, p, v) || p->offset[v] >= 0) continue;
       int64_t sz = (int64_t)((rlx_value_nbytes(&g->values[v]) + ALIGN - 1) & ~(size_t)(ALIGN - 1));
       int64_t off = sz ? place(&pl, sz) : 0;
       if (off < 0) {
@@ -327,6 +428,7 @@ rlx_status rlx_plan_memory(const rlx_graph *g, bool aliasing, const size_t *node
 void rlx_plan_free(rlx_plan *p) {
   rlx_free(p->offset);
   rlx_free(p->alias_of);
+  rlx_free(p->alias_off);
   rlx_free(p->skip);
   memset(p, 0, sizeof *p);
 }

@@ -294,6 +294,10 @@ static rlx_status finish(const rlx_compiled *c, rlx_bind_ws *w, int threads, siz
   if (st) return st;
   if (inst->plan.values_size > arena_cap - c->max_scratch) { /* the bound plan holds every binding */
     memcpy(inst->plan.offset, c->plan.offset, sizeof(int64_t) * (size_t)ig->n_values);
+    /* with its aliases: which concats run in place depends on the shapes (memplan.h) */
+    memcpy(inst->plan.alias_of, c->plan.alias_of, sizeof(int32_t) * (size_t)ig->n_values);
+    memcpy(inst->plan.skip, c->plan.skip, sizeof(bool) * (size_t)ig->n_nodes);
+    rlx_plan_alias_offsets(ig, &inst->plan); /* at this binding's sizes, inside the roots' larger storage */
     inst->plan.values_size = c->plan.values_size;
   }
   inst->plan.scratch_offset = inst->plan.values_size;

@@ -368,7 +368,7 @@ rlx_status rlx_session_run(rlx_session *s) {
   const rlx_graph *g = &inst->g;
   for (int32_t i = 0; i < g->n_inputs; i++) s->ptr[g->inputs[i]] = (void *)s->bound_in[i];
   for (int32_t v = 0; v < g->n_values; v++)
-    if (inst->plan.alias_of[v] >= 0) s->ptr[v] = s->ptr[inst->plan.alias_of[v]];
+    if (inst->plan.alias_of[v] >= 0) s->ptr[v] = (char *)s->ptr[inst->plan.alias_of[v]] + inst->plan.alias_off[v];
   for (int32_t i = 0; i < g->n_outputs; i++) {
     if (!s->bound_out[i].data) continue;
     if (!view_matches(&s->bound_out[i], &g->values[g->outputs[i]]))

@@ -5,6 +5,7 @@
  * the same time share bytes; reshapes alias; the arena is reused).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <time.h>
 
@@ -334,10 +335,10 @@ static void check_plan(const rlx_graph *g, const rlx_plan *p, int line) {
       bad |= p->offset[v] >= 0; /* inputs, weights, constants live outside the arena */
       continue;
     }
-    if (p->alias_of[v] >= 0) {
+    if (p->alias_of[v] >= 0) { /* a reshape (the whole root) or a concat's slice (a part) */
       int32_t r = p->alias_of[v];
-      bad |= p->offset[v] != -1 || p->alias_of[r] >= 0 ||
-             rlx_value_nbytes(&g->values[r]) != rlx_value_nbytes(val);
+      bad |= p->offset[v] != -1 || p->alias_of[r] >= 0 || p->alias_off[v] < 0 ||
+             (size_t)p->alias_off[v] + rlx_value_nbytes(val) > rlx_value_nbytes(&g->values[r]);
       continue;
     }
     size_t nb = rlx_value_nbytes(val);
@@ -383,7 +384,7 @@ static void random_graph(rlx_graph *g, uint32_t seed, int n_nodes) {
                                  : (int32_t)(rng_next(&s) % nv);
     int64_t len = g->values[a].shape.dims[0];
     int32_t r = -1;
-    switch (rng_next(&s) % 5) {
+    switch (rng_next(&s) % 6) {
       case 0: r = unary(g, RLX_UNARY_RELU, a, "u"); break;
       case 1: { /* binary with an equal-length value, else with itself */
         int32_t b = a;
@@ -405,6 +406,12 @@ static void random_graph(rlx_graph *g, uint32_t seed, int n_nodes) {
         r = rlx_graph_add1(g, RLX_OP_SLICE, &p, &a, 1, "s", NULL);
         break;
       }
+      case 4: { /* a concat of a and recent values: in place where they have no other home */
+        int32_t in[3] = {a, nv - 1, nv - 1 - (int32_t)(rng_next(&s) % RLX_MIN(nv, 4))};
+        rlx_params p = {.axis = {.axis = 0}};
+        r = rlx_graph_add1(g, RLX_OP_CONCAT, &p, in, 2 + (int32_t)(rng_next(&s) % 2), "c", NULL);
+        break;
+      }
       default: r = reshape(g, a, shape1(len), "r"); break;
     }
     if (r < 0) break;
@@ -422,8 +429,10 @@ TEST(memplan_no_overlap_random) {
       rlx_plan p;
       CHECK_OK(rlx_plan_memory(&g, aliasing, NULL, &p));
       check_plan(&g, &p, __LINE__);
-      for (int32_t i = 0; i < g.n_nodes; i++)
-        CHECK(p.skip[i] == (aliasing && g.nodes[i].op == RLX_OP_RESHAPE));
+      for (int32_t i = 0; i < g.n_nodes; i++) {
+        rlx_op op = g.nodes[i].op;
+        CHECK(p.skip[i] == (aliasing && (op == RLX_OP_RESHAPE || (op == RLX_OP_CONCAT && p.skip[i]))));
+      }
       rlx_plan_free(&p);
     }
     rlx_graph_free(&g);
@@ -456,6 +465,111 @@ TEST(memplan_reshape_aliases) {
   check_plan(&g, &p, __LINE__);
   rlx_plan_free(&p);
   rlx_graph_free(&g);
+}
+
+static int32_t cat(rlx_graph *g, const int32_t *in, int32_t n, int axis, const char *label) {
+  rlx_params p = {.axis = {.axis = axis}};
+  return rlx_graph_add1(g, RLX_OP_CONCAT, &p, in, n, label, NULL);
+}
+
+/* A DenseNet block in small, x [1, w]: x0 = relu(x); c1 = cat(x0); n1 =
+ * neg(c1); c2 = cat(x0, n1); n2 = slice(relu(c2), first w); c3 = cat(x0, n1,
+ * n2); outputs relu(c3) and neg(reshape(n1)). Value ids in v: x0 n1 n2 c1 c2
+ * c3 r. */
+static void dense_block(rlx_graph *g, int64_t w, int32_t v[7]) {
+  rlx_graph_init(g);
+  rlx_shape s = {.rank = 2, .dims = {1, w}};
+  int32_t x = rlx_graph_add_input(g, "x", RLX_DTYPE_F32, &s);
+  int32_t x0 = unary(g, RLX_UNARY_RELU, x, "x0");
+  int32_t c1 = cat(g, &x0, 1, 1, "c1");
+  int32_t n1 = unary(g, RLX_UNARY_NEG, c1, "n1");
+  int32_t c2 = cat(g, (int32_t[]){x0, n1}, 2, 1, "c2");
+  int32_t t = unary(g, RLX_UNARY_RELU, c2, "t");
+  rlx_params sp = {.slice = {.axis = 1, .start = 0, .end = w, .step = 1}};
+  int32_t n2 = rlx_graph_add1(g, RLX_OP_SLICE, &sp, &t, 1, "n2", NULL);
+  int32_t r = reshape(g, n1, shape1(w), "r");
+  int32_t c3 = cat(g, (int32_t[]){x0, n1, n2}, 3, 1, "c3");
+  rlx_graph_add_output(g, unary(g, RLX_UNARY_RELU, c3, "y"));
+  rlx_graph_add_output(g, unary(g, RLX_UNARY_NEG, r, "z"));
+  int32_t ids[7] = {x0, n1, n2, c1, c2, c3, r};
+  memcpy(v, ids, sizeof ids);
+}
+
+static int32_t node_of(const rlx_graph *g, int32_t v) { return g->values[v].producer; }
+
+TEST(memplan_concat_in_place) {
+  rlx_graph g;
+  int32_t v[7];
+  dense_block(&g, 4, v);
+  CHECK_OK(rlx_graph_verify(&g, "dense_block"));
+  rlx_plan p;
+  CHECK_OK(rlx_plan_memory(&g, true, NULL, &p));
+  check_plan(&g, &p, __LINE__);
+  int32_t c3 = v[5];
+  CHECK(p.alias_of[c3] == -1 && p.offset[c3] >= 0);
+  for (int k = 0; k < 3; k++) CHECK(p.alias_of[v[k]] == c3 && p.alias_off[v[k]] == 16 * k); /* x0 n1 n2 slices */
+  CHECK(p.alias_of[v[3]] == c3 && p.alias_off[v[3]] == 0 && p.alias_of[v[4]] == c3 && p.alias_off[v[4]] == 0);
+  CHECK(p.alias_of[v[6]] == c3 && p.alias_off[v[6]] == 16); /* the reshape of n1: its slice */
+  for (int k = 3; k < 7; k++) CHECK(p.skip[node_of(&g, v[k])]);
+  CHECK(!p.skip[node_of(&g, v[0])] && !p.skip[node_of(&g, v[1])] && !p.skip[node_of(&g, v[2])]);
+  rlx_plan_free(&p);
+  CHECK_OK(rlx_plan_memory(&g, false, NULL, &p)); /* without aliasing every concat copies */
+  for (int k = 3; k < 6; k++) CHECK(p.alias_of[v[k]] == -1 && !p.skip[node_of(&g, v[k])]);
+  check_plan(&g, &p, __LINE__);
+  rlx_plan_free(&p);
+
+  /* the plan of another binding, its offsets redone at this one's sizes (runtime/instance.c's fallback) */
+  rlx_graph small;
+  int32_t u[7];
+  dense_block(&small, 2, u);
+  CHECK_OK(rlx_plan_memory(&g, true, NULL, &p));
+  rlx_plan q;
+  CHECK_OK(rlx_plan_alloc(&q, small.n_values, small.n_nodes));
+  memcpy(q.alias_of, p.alias_of, sizeof(int32_t) * (size_t)small.n_values);
+  memcpy(q.skip, p.skip, sizeof(bool) * (size_t)small.n_nodes);
+  rlx_plan_alias_offsets(&small, &q);
+  for (int k = 0; k < 3; k++) CHECK(q.alias_off[u[k]] == 8 * k);
+  CHECK(q.alias_off[u[3]] == 0 && q.alias_off[u[4]] == 0 && q.alias_off[u[6]] == 8);
+  rlx_plan_free(&q);
+  rlx_plan_free(&p);
+  rlx_graph_free(&small);
+  rlx_graph_free(&g);
+}
+
+/* Concats that stay copies: a leading axis above 1 (the inputs are not
+ * contiguous in the output), an input twice, an input read at two places,
+ * an input that is a graph output or a graph input. */
+TEST(memplan_concat_copies) {
+  for (int kind = 0; kind < 5; kind++) {
+    rlx_graph g;
+    rlx_graph_init(&g);
+    rlx_shape s = {.rank = 2, .dims = {kind == 0 ? 2 : 1, 4}};
+    int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &s);
+    int32_t a = unary(&g, RLX_UNARY_RELU, x, "a"), b = unary(&g, RLX_UNARY_NEG, x, "b");
+    int32_t c = -1, d = -1;
+    switch (kind) {
+      case 0: c = cat(&g, (int32_t[]){a, b}, 2, 1, "c"); break;
+      case 1: c = cat(&g, (int32_t[]){a, b, a}, 3, 1, "c"); break;
+      case 2:
+        c = cat(&g, (int32_t[]){a, b}, 2, 1, "c");
+        d = cat(&g, (int32_t[]){b, a}, 2, 1, "d");
+        rlx_graph_add_output(&g, d);
+        break;
+      case 3: c = cat(&g, (int32_t[]){a, b}, 2, 1, "c"); rlx_graph_add_output(&g, b); break;
+      default: c = cat(&g, (int32_t[]){a, x}, 2, 1, "c"); break;
+    }
+    rlx_graph_add_output(&g, c);
+    CHECK_OK(rlx_graph_verify(&g, "concat"));
+    rlx_plan p;
+    CHECK_OK(rlx_plan_memory(&g, true, NULL, &p));
+    check_plan(&g, &p, __LINE__);
+    bool copies = !p.skip[node_of(&g, c)] && p.alias_of[a] == -1 && p.alias_of[b] == -1 &&
+                  (d < 0 || !p.skip[node_of(&g, d)]);
+    CHECK(copies);
+    if (!copies) fprintf(stderr, "  [memplan_concat_copies] case %d ran in place\n", kind);
+    rlx_plan_free(&p);
+    rlx_graph_free(&g);
+  }
 }
 
 TEST(memplan_reuses_arena) {
@@ -515,5 +629,6 @@ TEST(memplan_long_chain_n_log_n) {
 TEST_MAIN(verify_valid, verify_bad_inputs, verify_order, verify_ssa, verify_types,
           verify_values_and_outputs, add_node_errors, fold_constant_subgraph, passes_run_verified,
           fold_reports_kernel_errors, dce_multi_output, dce_keeps_order_and_inputs,
-          memplan_no_overlap_random, memplan_reshape_aliases, memplan_reuses_arena,
+          memplan_no_overlap_random, memplan_reshape_aliases, memplan_concat_in_place, memplan_concat_copies,
+          memplan_reuses_arena,
           memplan_long_chain_n_log_n)

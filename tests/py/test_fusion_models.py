@@ -383,3 +383,56 @@ def test_densenet_preact_batch_norms_fold(rlx_bin, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     got = np.load(next((tmp_path / "o").glob("*.npy")))
     assert got.shape == want.shape and np.abs(got - want).max() <= 1e-4 + 1e-4 * np.abs(want).max()
+
+
+def test_concats_in_place(rlx_bin, tmp_path):
+    """Concats run in place (src/plan/memplan.c): a dense block whose convs
+    write straight into their slice of the block's concatenation, the
+    earlier concat a prefix of the later one, a reshape of a slice as a
+    graph output; no concat runs a kernel at batch 1. With the image size
+    symbolic, checked against eager torch at several sizes (each binding
+    plans its own offsets), and at a batch of 2, where the slices are not
+    contiguous and the concats copy."""
+
+    class Dense(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2d(3, 8, 3, padding=1)
+            self.l1, self.l2 = nn.Conv2d(8, 4, 3, padding=1), nn.Conv2d(12, 4, 3, padding=1)
+            self.out = nn.Conv2d(16, 6, 1)
+
+        def forward(self, x):
+            x0 = torch.relu(self.c0(x))
+            n1 = self.l1(x0)
+            n2 = self.l2(torch.cat([x0, n1], 1))
+            return self.out(torch.cat([x0, n1, n2], 1)), n1.flatten(1)
+
+    torch.manual_seed(0)
+    block = Dense().eval()
+    for name, x, dyn in (("dynamic", torch.randn(1, 3, 20, 24), {"x": {2: Dim("H", min=2, max=64), 3: Dim("W", min=2, max=64)}}),
+                         ("batch2", torch.randn(2, 3, 9, 7), None)):
+        out = tmp_path / name
+        summary = rlx.export_program(block, (x,), out, check=True, dynamic=dyn)
+        assert summary["check"] == "passed", summary["check_message"]
+        prof = run_rlx(rlx_bin, "bench", out, "--iters", "2", "--profile", "--top", "50")
+        assert prof.returncode == 0, prof.stderr
+        cats = [line for line in prof.stdout.splitlines() if re.search(r"\bconcat\s", line) and "->" in line]
+        assert len(cats) == 2, prof.stdout
+        in_place = name == "dynamic"
+        assert all(("(view, no kernel)" in line) == in_place for line in cats), (name, cats)
+        for threads in ("1", "2"):
+            r = run_rlx(rlx_bin, "verify", out, "--threads", threads)
+            assert r.returncode == 0 and "parity: PASS" in r.stdout, (name, threads, r.stdout + r.stderr)
+        if dyn:
+            for i, shape in enumerate(((1, 3, 64, 64), (1, 3, 2, 5), (1, 3, 33, 17))):
+                xi = torch.randn(*shape)
+                np.save(tmp_path / f"x{i}.npy", xi.numpy())
+                with torch.no_grad():
+                    want = [t.numpy() for t in block(xi)]
+                r = run_rlx(rlx_bin, "run", out, "--input", f"x={tmp_path / f'x{i}.npy'}", "--output-dir",
+                            tmp_path / f"o{i}", "--threads", "2")
+                assert r.returncode == 0, (shape, r.stdout + r.stderr)
+                got = [np.load(f) for f in sorted((tmp_path / f"o{i}").glob("*.npy"))]
+                assert len(got) == 2, got
+                for g, w in zip(got, want):
+                    assert g.shape == w.shape and np.abs(g - w).max() <= 1e-4 + 1e-4 * np.abs(w).max(), shape
