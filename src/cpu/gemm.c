@@ -241,6 +241,12 @@ static int64_t packed_offset(const rlx_sgemm_isa *isa, int64_t N, int64_t K, int
   return j0 * K + p0 * round_up(nc, isa->nr); /* full blocks before j0 hold NC * K floats each */
 }
 
+/* Whether the microkernel is one of the AVX-512 ones (so the CPU has AVX-512F) and its panels at most 32 wide. */
+static bool avx512_panels(const rlx_sgemm_isa *isa) {
+  return (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32 || isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16) &&
+         isa->nr <= 32;
+}
+
 /* Task t packs rows [r0, r0 + rows) of panel t / pack_chunks: with few panels
  * (a conv with a small image) the rows are split too, so every thread packs. */
 /* Rows [k0, k0 + rows) of panel p of the current column block into dst. */
@@ -252,7 +258,8 @@ static void pack_panel_rows(const gemm_job *j, int64_t p, int64_t k0, int64_t ro
     return;
   }
   const float *src = j->trans_b ? j->B + col * j->ldb + k0 : j->B + k0 * j->ldb + col;
-  pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
+  if (!j->trans_b && avx512_panels(j->isa)) rlx_f32_pack_rows__avx512(src, j->ldb, rows, (int)cols, nr, dst);
+  else pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
 }
 
 static void pack_b_task(void *ctx, int64_t t, int worker) {

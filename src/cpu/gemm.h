@@ -203,6 +203,8 @@ void rlx_f32_transpose__avx512(const float *src, int64_t lds, int64_t rows, int6
 void rlx_f32_pack_taps__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps, int64_t t,
                                int64_t kc, const int32_t *poff, int rows, int mr, float *dst);
 
+/* dst[k * nr + j] = x[k * ldx + j] (j < cols; zero up to nr <= 32): a B panel of a row-major B. AVX-512 only. */
+void rlx_f32_pack_rows__avx512(const float *x, int64_t ldx, int64_t kc, int cols, int nr, float *dst);
 /* dst[k * nr + j] = act((x[k * ldx + j] - m[k]) * s[k] + b[k]) (j < cols; zero up to nr <= 32; act: relu or
  * none): a 1x1 conv's B (or A) panel with its batch norm folded in (conv_gemm.c). AVX-512 only. */
 void rlx_f32_pack_bn__avx512(const float *x, int64_t ldx, int64_t kc, int cols, int nr, const float *m, const float *s,

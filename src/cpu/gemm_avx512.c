@@ -491,3 +491,16 @@ void rlx_f32_pack_bn__avx512(const float *x, int64_t ldx, int64_t kc, int cols, 
     }
   }
 }
+
+/* dst[k * nr + j] = x[k * ldx + j] for j < cols, 0 up to nr (<= 32): a B panel of a row-major B (the
+ * channel-major 1x1 conv's image), two masked vectors a row where memcpy took a call per row. */
+void rlx_f32_pack_rows__avx512(const float *x, int64_t ldx, int64_t kc, int cols, int nr, float *dst) {
+  __mmask16 l0 = (__mmask16)(cols >= 16 ? 0xffffu : (1u << cols) - 1),
+            l1 = (__mmask16)(cols <= 16 ? 0u : cols >= 32 ? 0xffffu : (1u << (cols - 16)) - 1);
+  __mmask16 s0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1),
+            s1 = (__mmask16)(nr <= 16 ? 0u : nr >= 32 ? 0xffffu : (1u << (nr - 16)) - 1);
+  for (int64_t k = 0; k < kc; k++, x += ldx, dst += nr) {
+    _mm512_mask_storeu_ps(dst, s0, _mm512_maskz_loadu_ps(l0, x));
+    if (s1) _mm512_mask_storeu_ps(dst + 16, s1, _mm512_maskz_loadu_ps(l1, x + 16));
+  }
+}
