@@ -43,6 +43,9 @@ void rlx_conv_gemm_pack(const conv_geo *c, const float *w, void *dst);
 size_t rlx_conv_gemm_scratch(const conv_geo *c, int threads);
 const char *rlx_conv_gemm_name(const conv_geo *c);
 rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x);
+/* Whether the channel-major way packs its im2col B panels from zero-padded planes with AVX-512 (the active
+ * microkernel is AVX-512's), stride 1 included. */
+bool rlx_conv_planes_avx512(void);
 /* The scratch a conv with a folded batch norm (fuse_preact, inputs 7-10) takes first, before the rest: its
  * per-channel table (conv_gemm.c bn_table), for both ways. */
 size_t rlx_conv_bn_table_bytes(int64_t C);

@@ -41,6 +41,7 @@ typedef struct im2col_src {
   const dw_geo *d;
   int64_t chan_floats; /* floats per channel in phases */
   int64_t tap_off[IM2COL_TAPS_MAX];
+  bool avx512; /* channel-major from phases: rlx_f32_pack_taps_b__avx512 */
 } im2col_src;
 
 typedef struct im2col_seg {
@@ -124,6 +125,16 @@ RLX_SGEMM_ISA_LIST(RLX_X_)
 #undef RLX_X_
 
 static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
+  const im2col_src *s = ctx;
+  if (s->avx512 && nr <= 32) { /* a few masked loads per row from the planes (padding included) */
+    const conv_geo *c = s->c;
+    int64_t khw = c->kh * c->kw;
+    int32_t poff[32];
+    for (int64_t j = 0; j < cols; j++) poff[j] = (int32_t)((j0 + j) / c->OW * s->d->QW + (j0 + j) % c->OW);
+    rlx_f32_pack_taps_b__avx512(s->phases + k0 / khw * s->chan_floats, s->chan_floats, s->tap_off, khw, k0 % khw, kc,
+                                poff, (int)cols, nr, dst);
+    return;
+  }
   pack_im2col_part(ctx, k0, kc, j0, cols, nr, dst);
 }
 
@@ -143,10 +154,19 @@ typedef struct phase_job {
   int8_t used[16];      /* phase (rp*s + cp) -> its slot among the planes in use, or -1 */
 } phase_job;
 
-/* Whether the conv reads phase planes: the channel-major way for strides above 1; the pixel-major way for
- * stride 1 too (one plane, the image zero-padded), where its reads then need no bounds checks. */
+/* Whether the channel-major way packs its B panels with rlx_f32_pack_taps_b__avx512 (the AVX-512 microkernel). */
+bool rlx_conv_planes_avx512(void) {
+  const rlx_sgemm_isa *isa = rlx_sgemm_active();
+  return !strcmp(isa->name, "avx512") && isa->nr <= 32;
+}
+
+/* Whether the conv reads phase planes: the channel-major way for strides above 1, and for stride 1 where the
+ * AVX-512 packer reads them (one plane, the image zero-padded: a panel row is a few masked loads, where the
+ * bounds-checked copy from the image cost a third of a 16-channel 3x3 conv); the pixel-major way for stride 1
+ * too, where its reads then need no bounds checks. */
 static bool phased(const conv_geo *c, dw_geo *d, bool pixel) {
-  return (pixel || c->sh > 1) && c->kh * c->kw <= IM2COL_TAPS_MAX && !rlx_conv_direct(c) && rlx_conv_phase_geo(c, d);
+  return (pixel || c->sh > 1 || rlx_conv_planes_avx512()) && c->kh * c->kw <= IM2COL_TAPS_MAX && !rlx_conv_direct(c) &&
+         rlx_conv_phase_geo(c, d);
 }
 
 /* Marks the phases some tap reads; returns how many. */
@@ -298,6 +318,7 @@ rlx_status rlx_conv_gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_t
   im2col_src src = {.c = &c};
   phase_job pj = {.c = &c};
   planes_setup(&c, false, scratch, &pj, &src); /* the planes go first in the scratch, the sgemm's after them */
+  src.avx512 = src.phases && rlx_conv_planes_avx512();
   char *gemm_scratch = scratch + phases_bytes(&c, false);
   for (int64_t b = 0; b < c.N; b++)
     for (int64_t gi = 0; gi < c.G; gi++) {
@@ -504,7 +525,9 @@ bool rlx_conv_pix_pick(const conv_geo *c, int threads) {
 }
 const char *rlx_conv_gemm_name(const conv_geo *c) {
   dw_geo pd;
-  return rlx_conv_direct(c) ? "f32_conv_1x1_sgemm" : phased(c, &pd, false) ? "f32_conv_phased_sgemm" : "f32_conv_implicit_sgemm";
+  return rlx_conv_direct(c)                   ? "f32_conv_1x1_sgemm"
+         : c->sh > 1 && phased(c, &pd, false) ? "f32_conv_phased_sgemm" /* stride phases; stride 1: one plane */
+                                              : "f32_conv_implicit_sgemm";
 }
 
 size_t rlx_conv_gemm_scratch(const conv_geo *c, int threads) { return phases_bytes(c, false) + rlx_sgemm_scratch(threads); }

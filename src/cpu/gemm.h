@@ -210,4 +210,9 @@ void rlx_f32_pack_rows__avx512(const float *x, int64_t ldx, int64_t kc, int cols
 void rlx_f32_pack_bn__avx512(const float *x, int64_t ldx, int64_t kc, int cols, int nr, const float *m, const float *s,
                              const float *b, bool relu, float *dst);
 
+/* The same for a B panel of up to 32 columns (the channel-major conv's im2col panel; poff per column, nr <= 32).
+ * AVX-512 only. */
+void rlx_f32_pack_taps_b__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps,
+                                 int64_t t, int64_t kc, const int32_t *poff, int cols, int nr, float *dst);
+
 #endif

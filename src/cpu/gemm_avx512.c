@@ -504,3 +504,38 @@ void rlx_f32_pack_rows__avx512(const float *x, int64_t ldx, int64_t kc, int cols
     if (s1) _mm512_mask_storeu_ps(dst + 16, s1, _mm512_maskz_loadu_ps(l1, x + 16));
   }
 }
+
+/* The channel-major conv's im2col B panel from planes (conv_gemm.c): dst[k * nr + j] = chan_k[tap_off[t_k] +
+ * poff[j]] for j < cols (<= 32), zero up to nr (<= 32), the tap advancing from t and wrapping at taps onto the
+ * next channel; each 16-column half a few masked loads, one per run of consecutive offsets, as
+ * rlx_f32_pack_taps__avx512 does for an A panel. */
+void rlx_f32_pack_taps_b__avx512(const float *chan, int64_t chan_floats, const int64_t *tap_off, int64_t taps,
+                                 int64_t t, int64_t kc, const int32_t *poff, int cols, int nr, float *dst) {
+  __mmask16 seg_mask[2][16];
+  int64_t seg_off[2][16];
+  int nseg[2] = {0, 0};
+  for (int h = 0; h < 2; h++) {
+    int lo = 16 * h, hi = cols < lo + 16 ? cols : lo + 16;
+    for (int r = lo; r < hi;) {
+      int e = r + 1;
+      while (e < hi && poff[e] == poff[e - 1] + 1) e++;
+      seg_mask[h][nseg[h]] = (__mmask16)(((1u << (e - lo)) - 1) & ~((1u << (r - lo)) - 1));
+      seg_off[h][nseg[h]++] = (int64_t)poff[r] - (r - lo);
+      r = e;
+    }
+  }
+  __mmask16 s0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1),
+            s1 = (__mmask16)(nr <= 16 ? 0u : nr >= 32 ? 0xffffu : (1u << (nr - 16)) - 1);
+  for (int64_t k = 0; k < kc; k++, dst += nr) {
+    const float *base = chan + tap_off[t];
+    __m512 v = _mm512_setzero_ps();
+    for (int q = 0; q < nseg[0]; q++) v = _mm512_mask_loadu_ps(v, seg_mask[0][q], base + seg_off[0][q]);
+    _mm512_mask_storeu_ps(dst, s0, v);
+    if (s1) {
+      v = _mm512_setzero_ps();
+      for (int q = 0; q < nseg[1]; q++) v = _mm512_mask_loadu_ps(v, seg_mask[1][q], base + seg_off[1][q]);
+      _mm512_mask_storeu_ps(dst + 16, s1, v);
+    }
+    if (++t == taps) t = 0, chan += chan_floats;
+  }
+}
