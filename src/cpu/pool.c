@@ -29,13 +29,12 @@
 #include "cpu/vmath.h"
 #include "ops/ops_util.h"
 
-/* Kernel rows a window may have for hmax_task and rows_task (its list of them is on the stack). */
-#define RLX_POOL_ROWS_MAX 64
 
 /* Whether hmax_task (max) or rows_task (average) runs this pooling: AVX-512F (not turned off by RLX_NO_AVX512_MATH, eltwise.c), a kernel
  * of at most RLX_POOL_ROWS_MAX rows, columns that fit the vectors' int32 lanes, no dilated average. */
 static bool rows_ok(const rlx_pool_params *p, int64_t W) {
-  return rlx_cpu_avx512_math() && p->kernel[0] <= RLX_POOL_ROWS_MAX && (p->kind == RLX_POOL_MAX || p->dilation[1] == 1) &&
+  return rlx_cpu_avx512_math() && p->kernel[0] <= RLX_POOL_ROWS_MAX && p->kernel[1] <= RLX_POOL_COLS_MAX &&
+         (p->kind == RLX_POOL_MAX || p->dilation[1] == 1) &&
          W + (p->kernel[1] + 16) * p->dilation[1] + 16 * p->stride[1] + p->pad[1] < ((int64_t)1 << 30);
 }
 
@@ -142,16 +141,8 @@ static void hmax_task(void *ctx, int64_t pl, int worker) {
   int64_t kh = p->kernel[0], sh = p->stride[0], ph = p->pad[0], dh = p->dilation[0];
   const float *x = j->x + pl * j->H * j->W;
   float *h = (float *)(j->scratch + hmax_bytes(j->H, j->OW) * (size_t)worker);
-  for (int64_t iy = 0; iy < j->H; iy++)
-    rlx_pool_hmax_avx512(x + iy * j->W, h + iy * j->OW, j->W, j->OW, p->stride[1], p->pad[1], p->kernel[1],
-                         p->dilation[1]);
-  const float *rows[RLX_POOL_ROWS_MAX];
-  for (int64_t oy = 0; oy < j->OH; oy++) {
-    int n = 0;
-    for (int64_t a = 0, iy = oy * sh - ph; a < kh; a++, iy += dh)
-      if (iy >= 0 && iy < j->H) rows[n++] = h + iy * j->OW;
-    rlx_pool_vmax_avx512(j->y + (pl * j->OH + oy) * j->OW, rows, n, j->OW);
-  }
+  rlx_pool_plane g = {j->H, j->W, j->OH, j->OW, kh, p->kernel[1], sh, p->stride[1], ph, p->pad[1], dh, p->dilation[1]};
+  rlx_pool_max_plane_avx512(x, h, j->y + pl * j->OH * j->OW, &g);
 }
 
 /* AVX-512 average pooling: every output row through rlx_pool_row_avx512 (16 columns a vector, the

@@ -48,4 +48,18 @@ void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64
                           int64_t dw);
 void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n);
 
+/* The two passes over a whole plane x [H][W] into y [OH][OW], h [H][OW] the
+ * window-row maxima between them: the edge masks made once a plane, the
+ * rows in loops instead of a call each. Where the plane holds no NaN the
+ * steps are vmaxps (b > a ? b : a: the reference's step, whose NaN rule is
+ * then moot, and which keeps the first of equal values, the sign of a zero
+ * included); a plane with a NaN is redone with the reference's step.
+ * kernel rows <= RLX_POOL_ROWS_MAX, columns <= RLX_POOL_COLS_MAX. */
+#define RLX_POOL_ROWS_MAX 64
+#define RLX_POOL_COLS_MAX 64
+typedef struct rlx_pool_plane {
+  int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
+} rlx_pool_plane;
+void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g);
+
 #endif

@@ -38,6 +38,14 @@ AI __m512 load_cols(const float *p, const int SW, int64_t s, __mmask16 k) {
   return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, idx, p, 4);
 }
 
+/* load_cols with stride 2's spread mask made beforehand (raw = spread_even(k)). */
+AI __m512 load_cols2(const float *p, const int SW, int64_t s, __mmask16 k, uint32_t raw) {
+  if (SW != 2) return load_cols(p, SW, s, k);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)raw, p), even,
+                                _mm512_maskz_loadu_ps((__mmask16)(raw >> 16), p + 16));
+}
+
 /* The lanes of the vector at column ox (n of them) whose window column b is inside the row. */
 AI __mmask16 inside(const rlx_pool_row *r, int64_t ox, int64_t b, __mmask16 lanes) {
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -78,6 +86,80 @@ void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64
   if (sw == 1) hmax(x, h, W, OW, sw, pw, kw, dw, 1);
   else if (sw == 2) hmax(x, h, W, OW, sw, pw, kw, dw, 2);
   else hmax(x, h, W, OW, sw, pw, kw, dw, 0);
+}
+
+/* The window-row maxima of every input row (h[iy][ox]), row by row (a plane wider than L1 is read once), with
+ * the edge masks of every column vector made once a plane where they fit HMAX_MASKS (else per row). EXACT:
+ * the reference's max step; else vmaxps (b > a ? b : a, the step's result where neither is NaN), and returns
+ * whether a NaN was read, for the caller to redo the plane. */
+#define HMAX_MASKS 1024
+AI bool hmax_plane(const float *x, float *h, const rlx_pool_plane *g, const int SW, const bool EXACT) {
+  int64_t ox0 = (g->pw + g->sw - 1) / g->sw, last = g->W - 1 + g->pw - (g->kw - 1) * g->dw,
+          ox1 = last < 0 ? 0 : last / g->sw + 1, nvec = (g->OW + 15) / 16;
+  rlx_pool_row r = {.W = g->W, .sw = g->sw, .pw = g->pw, .kw = g->kw, .dw = g->dw}; /* for inside() */
+  __mmask16 nan = 0, kt[HMAX_MASKS];
+  uint32_t rt[HMAX_MASKS]; /* stride 2: the masks spread over the two loads */
+  bool table = nvec * g->kw <= HMAX_MASKS;
+  for (int64_t v = 0; table && v < nvec; v++) {
+    int64_t ox = 16 * v, n = g->OW - ox < 16 ? g->OW - ox : 16;
+    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+    for (int64_t b = 0; b < g->kw; b++) {
+      __mmask16 k = ox < ox0 || ox + n > ox1 ? inside(&r, ox, b, lanes) : lanes;
+      kt[v * g->kw + b] = k, rt[v * g->kw + b] = spread_even(k);
+    }
+  }
+  for (int64_t iy = 0; iy < g->H; iy++) {
+    const float *row = x + iy * g->W;
+    for (int64_t v = 0; v < nvec; v++) {
+      int64_t ox = 16 * v, n = g->OW - ox < 16 ? g->OW - ox : 16;
+      __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+      bool edge = ox < ox0 || ox + n > ox1;
+      const float *p = row + ox * g->sw - g->pw;
+      __m512 m = _mm512_set1_ps(-__builtin_inff());
+      for (int64_t b = 0; b < g->kw; b++) {
+        __mmask16 k = table ? kt[v * g->kw + b] : edge ? inside(&r, ox, b, lanes) : lanes;
+        __m512 c = table ? load_cols2(p + b * g->dw, SW, g->sw, k, rt[v * g->kw + b]) : load_cols(p + b * g->dw, SW, g->sw, k);
+        if (EXACT) {
+          m = max_step(m, c, k);
+        } else {
+          m = _mm512_mask_max_ps(m, k, c, m); /* the lanes whose column is inside the row */
+          nan |= _mm512_mask_cmp_ps_mask(k, c, c, _CMP_UNORD_Q);
+        }
+      }
+      _mm512_mask_storeu_ps(h + iy * g->OW + ox, lanes, m);
+    }
+  }
+  return nan != 0;
+}
+
+/* Every output row: its window's rows of h combined in order. */
+AI void vmax_plane(const float *h, float *y, const rlx_pool_plane *g, const bool EXACT) {
+  for (int64_t oy = 0; oy < g->OH; oy++, y += g->OW) {
+    const float *rows[RLX_POOL_ROWS_MAX];
+    int nrows = 0;
+    for (int64_t a = 0, iy = oy * g->sh - g->ph; a < g->kh; a++, iy += g->dh)
+      if (iy >= 0 && iy < g->H) rows[nrows++] = h + iy * g->OW;
+    for (int64_t i = 0; i < g->OW; i += 16) {
+      __mmask16 lanes = (__mmask16)(g->OW - i >= 16 ? 0xffff : (1u << (g->OW - i)) - 1);
+      __m512 m = _mm512_set1_ps(-__builtin_inff());
+      for (int a = 0; a < nrows; a++) {
+        __m512 v = _mm512_maskz_loadu_ps(lanes, rows[a] + i);
+        m = EXACT ? max_step(m, v, lanes) : _mm512_max_ps(v, m);
+      }
+      _mm512_mask_storeu_ps(y + i, lanes, m);
+    }
+  }
+}
+
+AI void max_plane(const float *x, float *h, float *y, const rlx_pool_plane *g, const int SW) {
+  if (hmax_plane(x, h, g, SW, false)) hmax_plane(x, h, g, SW, true), vmax_plane(h, y, g, true);
+  else vmax_plane(h, y, g, false); /* no NaN in the plane: h holds none either */
+}
+
+void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g) {
+  if (g->sw == 1) max_plane(x, h, y, g, 1);
+  else if (g->sw == 2) max_plane(x, h, y, g, 2);
+  else max_plane(x, h, y, g, 0);
 }
 
 void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n) {
