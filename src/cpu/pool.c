@@ -6,7 +6,7 @@
  * torch's divisor rules (count_include_pad, divisor_override).
  *
  * With AVX-512 (pool_avx512.c, pool.h) max pooling takes two passes over
- * each plane: every input row's window-row maxima once (16 output columns
+ * each plane, one call a plane: every input row's window-row maxima once (16 output columns
  * a vector: a load at stride 1, two loads and a permute at stride 2, a
  * gather otherwise; the vectors at the row's edges masked to the columns
  * inside the input), then every output row combines its window's rows in

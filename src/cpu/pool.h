@@ -1,6 +1,7 @@
 /*
- * pool.h — the vectorized interior of a 2-D f32 pooling row (pool_avx512.c),
- * called by pool.c for every output row of an NCHW max or average pooling.
+ * pool.h — the vectorized interior of a 2-D f32 pooling (pool_avx512.c),
+ * called by pool.c for every output row of an NCHW average pooling and
+ * every plane of a max pooling.
  * docs/design.md, "Pooling".
  */
 #ifndef RLX_CPU_POOL_H
@@ -39,14 +40,10 @@ void rlx_pool_row_avx512(const rlx_pool_row *r);
  * largest values — so a window's max is its rows' maxima combined in row
  * order, exactly the reference's row-major result (NaN payload and the
  * sign of a zero included):
- *   hmax: h[ox] = the max over b < kw of the columns ox * sw - pw + b * dw
- *         of one input row that are inside [0, W) (-inf if none), for
- *         ox < OW, once per input row;
- *   vmax: y[i] = rows[0][i] combined with rows[1][i], ... in order (-inf
- *         if nrows is 0), i < n. */
-void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw,
-                          int64_t dw);
-void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n);
+ *   hmax: h[iy][ox] = the max over b < kw of the columns ox * sw - pw +
+ *         b * dw of input row iy that are inside [0, W) (-inf if none);
+ *   vmax: y[oy][ox] = the rows of h in oy's window combined in order (-inf
+ *         if none is inside the image). */
 
 /* The two passes over a whole plane x [H][W] into y [OH][OW], h [H][OW] the
  * window-row maxima between them: the edge masks made once a plane, the

@@ -62,32 +62,6 @@ AI __m512 max_step(__m512 a, __m512 b, __mmask16 k) {
   return _mm512_mask_mov_ps(a, t & k, b);
 }
 
-AI void hmax(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw, int64_t dw,
-             const int SW) {
-  /* interior vectors: every window column inside the row */
-  int64_t ox0 = (pw + sw - 1) / sw, last = W - 1 + pw - (kw - 1) * dw, ox1 = last < 0 ? 0 : last / sw + 1;
-  rlx_pool_row r = {.W = W, .sw = sw, .pw = pw, .kw = kw, .dw = dw}; /* for inside() */
-  for (int64_t ox = 0; ox < OW; ox += 16) {
-    int64_t n = OW - ox < 16 ? OW - ox : 16;
-    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
-    bool edge = ox < ox0 || ox + n > ox1;
-    const float *p = x + ox * sw - pw;
-    __m512 m = _mm512_set1_ps(-__builtin_inff());
-    for (int64_t b = 0; b < kw; b++) {
-      __mmask16 k = edge ? inside(&r, ox, b, lanes) : lanes;
-      m = max_step(m, load_cols(p + b * dw, SW, sw, k), k);
-    }
-    _mm512_mask_storeu_ps(h + ox, lanes, m);
-  }
-}
-
-void rlx_pool_hmax_avx512(const float *x, float *h, int64_t W, int64_t OW, int64_t sw, int64_t pw, int64_t kw,
-                          int64_t dw) {
-  if (sw == 1) hmax(x, h, W, OW, sw, pw, kw, dw, 1);
-  else if (sw == 2) hmax(x, h, W, OW, sw, pw, kw, dw, 2);
-  else hmax(x, h, W, OW, sw, pw, kw, dw, 0);
-}
-
 /* The window-row maxima of every input row (h[iy][ox]), row by row (a plane wider than L1 is read once), with
  * the edge masks of every column vector made once a plane where they fit HMAX_MASKS (else per row). EXACT:
  * the reference's max step; else vmaxps (b > a ? b : a, the step's result where neither is NaN), and returns
@@ -160,15 +134,6 @@ void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_poo
   if (g->sw == 1) max_plane(x, h, y, g, 1);
   else if (g->sw == 2) max_plane(x, h, y, g, 2);
   else max_plane(x, h, y, g, 0);
-}
-
-void rlx_pool_vmax_avx512(float *y, const float *const *rows, int nrows, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 lanes = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
-    __m512 m = _mm512_set1_ps(-__builtin_inff());
-    for (int a = 0; a < nrows; a++) m = max_step(m, _mm512_maskz_loadu_ps(lanes, rows[a] + i), lanes);
-    _mm512_mask_storeu_ps(y + i, lanes, m);
-  }
 }
 
 /* Average over the vector at column ox; the lanes outside the row add 0.0, which leaves a sum that started at
