@@ -207,7 +207,9 @@ static void concats_in_place(const rlx_graph *g, rlx_plan *p, int32_t *pos, int3
     const rlx_node *c = &g->nodes[i];
     if (c->op != RLX_OP_CONCAT || c->n_in == 0 || c->in[0] < 0) continue;
     int32_t o = c->out[0], ax = c->p.axis.axis, root = p->alias_of[c->in[0]];
-    if (root >= 0 && sliceable(g, p, o) && g->nodes[g->values[root].producer].p.axis.axis == ax) {
+    int32_t rp = root >= 0 ? g->values[root].producer : -1; /* a root of slices is a concat's output in place */
+    bool cat_root = rp >= 0 && g->nodes[rp].op == RLX_OP_CONCAT && p->skip[rp] && g->nodes[rp].p.axis.axis == ax;
+    if (cat_root && sliceable(g, p, o)) {
       int64_t off = 0; /* a prefix of a root? */
       int32_t k = 0;
       for (; k < c->n_in; k++) {
