@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   double peak = fma_peak(tp, &lanes);
   if (peak > 0) printf("FMA peak measured on these threads (%d-lane vectors): %.1f GFLOP/s\n", lanes, peak);
   int64_t shapes[][4] = {{1024, 1024, 1024, 0}, {64, 3136, 576, 0}, {512, 49, 4608, 0}, {128, 768, 768, 1},
-                         {8, 3072, 768, 1}, {197, 2304, 768, 1}};
+                         {8, 3072, 768, 1}, {197, 2304, 768, 1}, {197, 3072, 768, 1}, {197, 768, 3072, 1}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
     int tb = (int)shapes[s][3];

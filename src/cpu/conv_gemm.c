@@ -155,10 +155,7 @@ typedef struct phase_job {
 } phase_job;
 
 /* Whether the channel-major way packs its B panels with rlx_f32_pack_taps_b__avx512 (the AVX-512 microkernel). */
-bool rlx_conv_planes_avx512(void) {
-  const rlx_sgemm_isa *isa = rlx_sgemm_active();
-  return !strcmp(isa->name, "avx512") && isa->nr <= 32;
-}
+bool rlx_conv_planes_avx512(void) { return rlx_sgemm_isa_avx512(rlx_sgemm_active()); }
 
 /* Whether the conv reads phase planes: the channel-major way for strides above 1, and for stride 1 where the
  * AVX-512 packer reads them (one plane, the image zero-padded: a panel row is a few masked loads, where the
@@ -244,7 +241,7 @@ static void bn_table(const rlx_node *n, const rlx_tensor_view *in, int64_t C, fl
     tab[c] = mean[c], tab[C + c] = (float)(inv * (w ? (double)w[c] : 1.0)), tab[2 * C + c] = b ? b[c] : 0.0f;
   }
   src->m = tab, src->s = tab + C, src->b = tab + 2 * C, src->relu = n->p.conv.pre_ep.has_act;
-  src->avx512 = !strcmp(rlx_sgemm_active()->name, "avx512");
+  src->avx512 = rlx_sgemm_isa_avx512(rlx_sgemm_active());
 }
 
 RLX_VEC_CLONES static void bn_run(float *restrict d, const float *restrict x, int64_t n, float m, float s, float b,
@@ -256,6 +253,18 @@ RLX_VEC_CLONES static void bn_run(float *restrict d, const float *restrict x, in
     }
   else
     for (int64_t e = 0; e < n; e++) d[e] = (x[e] - m) * s + b;
+}
+
+/* bn_run in place over a pixel's row of n channels, each with its own m, s, b (the same float operations). */
+RLX_VEC_CLONES static void bn_chans(float *restrict d, int64_t n, const float *m, const float *s, const float *b,
+                                    bool relu) {
+  if (relu)
+    for (int64_t e = 0; e < n; e++) {
+      float v = (d[e] - m[e]) * s[e] + b[e];
+      d[e] = v > 0.0f || v != v ? v : 0.0f;
+    }
+  else
+    for (int64_t e = 0; e < n; e++) d[e] = (d[e] - m[e]) * s[e] + b[e];
 }
 
 /* Channel-major: B rows [k0, k0 + kc) (channels), columns [j0, j0 + cols) (pixels). */
@@ -430,7 +439,7 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
   dw_geo whole = {1, c.H, c.W, 0}; /* a 1x1 stride-1 conv: the image is its one plane */
   bool planes = planes_setup(&c, true, scratch, &pj, src);
   if (!planes && rlx_conv_direct(&c)) src->d = &whole, src->chan_floats = isp; /* tap_off[0] = 0 */
-  ps.avx512 = src->d && !strcmp(isa->name, "avx512") && isa->mr <= 16;
+  ps.avx512 = src->d && rlx_sgemm_isa_avx512(isa);
   float *cbuf = (float *)(scratch + phases_bytes(&c, true));
   char *gemm_scratch = (char *)cbuf + pix_c_bytes(&c);
   for (int64_t b = 0; b < c.N; b++)
@@ -454,12 +463,8 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
       if (pix_skinny(&c)) {
         float *at = cbuf + (osp * Og + 15) / 16 * 16; /* pix_c_bytes' second part */
         rlx_f32_transpose(xg, osp, Cg, osp, at, Cg, false);
-        if (bn) /* each pixel's row normalized in place, channel by channel */
-          for (int64_t p = 0; p < osp; p++)
-            for (int64_t ch = 0; ch < Cg; ch++) {
-              float v = at[p * Cg + ch];
-              bn_run(at + p * Cg + ch, &v, 1, bs.m[ch], bs.s[ch], bs.b[ch], bs.relu);
-            }
+        if (bn) /* each pixel's row normalized in place */
+          for (int64_t p = 0; p < osp; p++) bn_chans(at + p * Cg, Cg, bs.m, bs.s, bs.b, bs.relu);
         a.pack_a = NULL, a.A = at, a.lda = Cg;
       }
       rlx_sgemm_ex(x->tp, &a, gemm_scratch);
@@ -491,7 +496,7 @@ void rlx_conv_pix_pack(const conv_geo *c, const float *w, void *dst) {
 /* Rows a product of M rows costs in the microkernel: whole MR-row blocks, but the AVX-512 12-row kernel
  * runs a last block of up to 4 or 8 rows on that many (gemm_avx512.c, ukernel_rows). */
 static int64_t rows_cost(int64_t M, const rlx_sgemm_isa *isa) {
-  if (isa->mr == 12 && !strcmp(isa->name, "avx512")) return M / 12 * 12 + (M % 12 + 3) / 4 * 4;
+  if (rlx_sgemm_isa_avx512(isa)) return M / 12 * 12 + (M % 12 + 3) / 4 * 4;
   return (M + isa->mr - 1) / isa->mr * isa->mr;
 }
 /* Whether the pixel-major product pads enough less to pay for its

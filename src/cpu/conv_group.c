@@ -57,7 +57,7 @@ static void row_portable(const rlx_gconv_row *r) {
 }
 
 /* Whether the AVX-512 rows run a group of Cg input channels (the rest: row_portable). */
-static bool avx512_rows(int64_t Cg) { return !strcmp(rlx_sgemm_active()->name, "avx512") && Cg <= RLX_GCONV_CG_MAX; }
+static bool avx512_rows(int64_t Cg) { return rlx_sgemm_isa_avx512(rlx_sgemm_active()) && Cg <= RLX_GCONV_CG_MAX; }
 
 static void gconv_task(void *ctx, int64_t t, int worker) {
   (void)worker;

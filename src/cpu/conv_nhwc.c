@@ -679,7 +679,7 @@ static rlx_status try_expand(const rlx_graph *g, const rlx_node *n, int threads,
 
 bool rlx_dw_rows_take(int64_t kw, int64_t sw, int64_t dw) {
   return (kw == 3 || kw == 5 || kw == 7) && (sw == 1 || sw == 2) && dw == 1 &&
-         !strcmp(rlx_sgemm_active()->name, "avx512");
+         rlx_sgemm_isa_avx512(rlx_sgemm_active());
 }
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {

@@ -85,8 +85,15 @@ const rlx_sgemm_isa *rlx_sgemm_active(void) {
   return pick;
 }
 
-/* Scratch layout: the shared B block, then one A block per thread. */
+/* Scratch layout: the shared block (B packed once per K block, or, over prepacked B, the whole of A packed
+ * once), then one A block per thread. A_FILL_BYTES lets A be packed once up to ViT's 197 x 3072 (fc2,
+ * 2.4 MiB): below it each of four tasks at two threads packed the whole A again, and ViT-B/16's matmuls
+ * ran 5% slower at two threads (docs/perf.md). */
 static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
+#ifndef A_FILL_BYTES
+#define A_FILL_BYTES (4 << 20)
+#endif
+static size_t shared_bytes(void) { return RLX_MAX(b_block_bytes(), (size_t)A_FILL_BYTES); }
 static size_t a_block_bytes(void) { return (size_t)MC_MAX * KC * sizeof(float); }
 
 /* Rows of an A block for M rows: M split evenly into as few blocks of at
@@ -99,7 +106,7 @@ static int64_t mc_for(const rlx_sgemm_isa *isa, int64_t M) {
 }
 
 size_t rlx_sgemm_scratch(int threads) {
-  return b_block_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
+  return shared_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
 }
 
 /* Rows [r0, r0 + 4) of one MR-row panel, 4 k at a time as 4x4 transposes
@@ -241,10 +248,8 @@ static int64_t packed_offset(const rlx_sgemm_isa *isa, int64_t N, int64_t K, int
   return j0 * K + p0 * round_up(nc, isa->nr); /* full blocks before j0 hold NC * K floats each */
 }
 
-/* Whether the microkernel is one of the AVX-512 ones (so the CPU has AVX-512F) and its panels at most 32 wide. */
-static bool avx512_panels(const rlx_sgemm_isa *isa) {
-  return (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32 || isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16) &&
-         isa->nr <= 32;
+bool rlx_sgemm_isa_avx512(const rlx_sgemm_isa *isa) {
+  return isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32 || isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16;
 }
 
 /* Task t packs rows [r0, r0 + rows) of panel t / pack_chunks: with few panels
@@ -258,7 +263,7 @@ static void pack_panel_rows(const gemm_job *j, int64_t p, int64_t k0, int64_t ro
     return;
   }
   const float *src = j->trans_b ? j->B + col * j->ldb + k0 : j->B + k0 * j->ldb + col;
-  if (!j->trans_b && avx512_panels(j->isa)) rlx_f32_pack_rows__avx512(src, j->ldb, rows, (int)cols, nr, dst);
+  if (!j->trans_b && rlx_sgemm_isa_avx512(j->isa)) rlx_f32_pack_rows__avx512(src, j->ldb, rows, (int)cols, nr, dst);
   else pack_b_panel(nr, src, j->ldb, j->trans_b, rows, cols, dst);
 }
 
@@ -525,7 +530,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
                 .B = a->B, .trans_b = a->trans_b, .C = a->C, .pack_b = a->pack_b, .pack_ctx = a->pack_ctx,
                 .epilogue = a->epilogue, .epilogue_ctx = a->epilogue_ctx, .post = a->post, .a_packed = a->a_packed,
                 .pack_a = a->pack_a, .pack_a_ctx = a->pack_a_ctx, .b_packed = prepacked,
-                .a_bufs = base + b_block_bytes(), .b_bufs = base, .by_cols = a->by_cols};
+                .a_bufs = base + shared_bytes(), .b_bufs = base, .by_cols = a->by_cols};
   int threads = rlx_threadpool_size(tp);
   j.mc = mc_for(isa, M);
   int64_t fixed_chunk = 0; /* balance's column chunk, or 0 */
@@ -564,7 +569,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
                  all_panels > A_INPLACE_PANELS * (int64_t)threads;
   bool callback_a = a->pack_a && (j.mtiles < 2 * (int64_t)threads || N > NC) && all_panels > 1;
   if (prepacked && !a->a_packed && (callback_a || plain_a) && !fixed_chunk && /* (mc_for's blocks) */
-      (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= b_block_bytes()) {
+      (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= shared_bytes()) {
     j.a_fill = (float *)base;
     int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
     rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, pack_a_task, &j);
@@ -664,7 +669,7 @@ void rlx_sgemm_ex_batch(rlx_threadpool *tp, const rlx_sgemm_args *a, int count, 
                            .epilogue = x->epilogue, .epilogue_ctx = x->epilogue_ctx, .post = x->post,
                            .a_packed = x->a_packed,
                            .pack_a = x->pack_a, .pack_a_ctx = x->pack_a_ctx, .b_packed = x->b_packed,
-                           .a_bufs = base + b_block_bytes(), .b_bufs = base, .mc = mc, .mtiles = mtiles, .j0 = 0, .nc = N,
+                           .a_bufs = base + shared_bytes(), .b_bufs = base, .mc = mc, .mtiles = mtiles, .j0 = 0, .nc = N,
                            .panels = panels, .chunk = chunk, .ctiles = ctiles, .by_cols = a->by_cols,
                            .b_buf_bytes = (size_t)max_chunk * KC * (size_t)isa->nr * sizeof(float)};
   }
@@ -718,7 +723,7 @@ void rlx_sgemm_packed(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const
 }
 
 void rlx_f32_transpose(const float *src, int64_t lds, int64_t rows, int64_t cols, float *dst, int64_t ldd, bool add) {
-  if (rlx_sgemm_active()->ukernel == rlx_f32_gemm_ukernel__avx512_12x32) { /* the CPU has AVX-512F */
+  if (rlx_sgemm_isa_avx512(rlx_sgemm_active())) {
     rlx_f32_transpose__avx512(src, lds, rows, cols, dst, ldd, add);
     return;
   }

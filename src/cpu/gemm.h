@@ -62,6 +62,9 @@ void rlx_f32_gemm_ukernel_a__avx512_12x16(int64_t K, const float *a, int64_t lda
 
 /* The microkernel in use (chosen on first call). */
 const rlx_sgemm_isa *rlx_sgemm_active(void);
+/* Whether isa is one of the AVX-512 microkernels (so the CPU has AVX-512F): 12 rows, panels of at most 32
+ * columns, the blocks the AVX-512 packers and transposes (gemm_avx512.c) are written for. */
+bool rlx_sgemm_isa_avx512(const rlx_sgemm_isa *isa);
 /* The microkernel named `name` if this CPU can run it, else NULL (tests). */
 const rlx_sgemm_isa *rlx_sgemm_isa_named(const char *name);
 /* Entry i of the list (NULL past its end), whether or not the CPU runs it (tests). */

@@ -6,7 +6,8 @@
  * kernel asks for. Inputs: one buffer per graph input, in order; returns
  * one malloc'ed buffer per graph output (free each, then the array);
  * kernels[i], when given, receives node i's kernel name. graph_count_op
- * counts a graph's nodes of one op.
+ * counts a graph's nodes of one op; graph_fused copies a graph through one
+ * pass and dce, verifying each step; graph_outs_free frees graph_run's result.
  */
 #ifndef RLX_TEST_GRAPH_RUN_H
 #define RLX_TEST_GRAPH_RUN_H
@@ -64,6 +65,22 @@ static inline int graph_count_op(const rlx_graph *g, rlx_op op) {
   int c = 0;
   for (int32_t i = 0; i < g->n_nodes; i++) c += g->nodes[i].op == op;
   return c;
+}
+
+/* f = g (verified) through pass, then dce, each step verified under its name. */
+static inline void graph_fused(const rlx_graph *g, rlx_graph *f, rlx_status (*pass)(rlx_graph *), const char *name) {
+  CHECK_OK(rlx_graph_verify(g, "build"));
+  CHECK_OK(rlx_graph_clone(g, f));
+  CHECK_OK(pass(f));
+  CHECK_OK(rlx_graph_verify(f, name));
+  CHECK_OK(rlx_pass_dce(f));
+  CHECK_OK(rlx_graph_verify(f, "dce"));
+}
+
+/* Frees what graph_run returned for g. */
+static inline void graph_outs_free(const rlx_graph *g, float **outs) {
+  for (int i = 0; i < g->n_outputs; i++) free(outs[i]);
+  free(outs);
 }
 
 #endif

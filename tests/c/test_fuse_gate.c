@@ -67,12 +67,7 @@ static float *random_input(const rlx_graph *g, int i, bool nan) {
 static void run_case(const gate_case *t) {
   rlx_graph g, f;
   build(&g, t);
-  CHECK_OK(rlx_graph_verify(&g, "build"));
-  CHECK_OK(rlx_graph_clone(&g, &f));
-  CHECK_OK(rlx_pass_fuse_gate(&f));
-  CHECK_OK(rlx_graph_verify(&f, "fuse_gate"));
-  CHECK_OK(rlx_pass_dce(&f));
-  CHECK_OK(rlx_graph_verify(&f, "dce"));
+  graph_fused(&g, &f, rlx_pass_fuse_gate, "fuse_gate");
   /* x and s, or (a one-pixel image, both [1, 1, 1, C]) s and x: the same products */
   const rlx_node *cv = &f.nodes[0];
   CHECK(f.n_nodes == 1 && cv->op == RLX_OP_CONV && cv->n_in == 5 && rlx_node_has_label(cv, "mul") &&
@@ -93,9 +88,9 @@ static void run_case(const gate_case *t) {
     const char *want = pw ? "f32_conv_nhwc_1x1_gated_sgemm" : "f32_conv_nhwc_gated_sgemm";
     CHECK(names[0] && !strcmp(names[0], want));
     if (names[0] && strcmp(names[0], want)) fprintf(stderr, "  [%s] ran %s, not %s\n", rlx_test_current, names[0], want);
-    free(a[0]), free(a), free(b[0]), free(b);
+    graph_outs_free(&g, a), graph_outs_free(&f, b);
   }
-  free(ref[0]), free(ref), free(fref[0]), free(fref);
+  graph_outs_free(&g, ref), graph_outs_free(&f, fref);
   for (int i = 0; i < g.n_inputs; i++) free(in[i]);
   rlx_graph_free(&f);
   rlx_graph_free(&g);

@@ -93,12 +93,7 @@ static float *random_input(const rlx_graph *g, int i, bool nan) {
 static void run_case(const preact_case *t) {
   rlx_graph g, f;
   build(&g, t);
-  CHECK_OK(rlx_graph_verify(&g, "build"));
-  CHECK_OK(rlx_graph_clone(&g, &f));
-  CHECK_OK(rlx_pass_fuse_preact(&f));
-  CHECK_OK(rlx_graph_verify(&f, "fuse_preact"));
-  CHECK_OK(rlx_pass_dce(&f));
-  CHECK_OK(rlx_graph_verify(&f, "dce"));
+  graph_fused(&g, &f, rlx_pass_fuse_preact, "fuse_preact");
   const rlx_node *cv = &f.nodes[0];
   bool shape_ok = f.n_nodes == 1 && cv->op == RLX_OP_CONV && cv->n_in == 11 && rlx_node_has_label(cv, "norm") &&
                   cv->in[0] == f.inputs[0] && (cv->in[9] >= 0) == t->bn_w && (cv->in[10] >= 0) == t->bn_b &&
@@ -124,11 +119,11 @@ static void run_case(const preact_case *t) {
         fprintf(stderr, "  [%s] %lldx%lldx%lldx%lld -> %lld, pixel-major %d, %d threads, ran %s\n", rlx_test_current,
                 (long long)t->N, (long long)t->C, (long long)t->H, (long long)t->W, (long long)t->O, pix, threads,
                 names[0] ? names[0] : "?");
-      free(a[0]), free(a), free(b[0]), free(b);
+      graph_outs_free(&g, a), graph_outs_free(&f, b);
     }
   }
   unsetenv("RLX_CONV_PIX");
-  free(ref[0]), free(ref), free(fref[0]), free(fref);
+  graph_outs_free(&g, ref), graph_outs_free(&f, fref);
   for (int i = 0; i < g.n_inputs; i++) free(in[i]);
   rlx_graph_free(&f);
   rlx_graph_free(&g);
