@@ -126,7 +126,7 @@ RLX_SGEMM_ISA_LIST(RLX_X_)
 
 static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
   const im2col_src *s = ctx;
-  if (s->avx512 && nr <= 32) { /* a few masked loads per row from the planes (padding included) */
+  if (s->avx512) { /* a few masked loads per row from the planes (padding included); nr <= 32 (gemm.h) */
     const conv_geo *c = s->c;
     int64_t khw = c->kh * c->kw;
     int32_t poff[32];
@@ -270,7 +270,7 @@ RLX_VEC_CLONES static void bn_chans(float *restrict d, int64_t n, const float *m
 /* Channel-major: B rows [k0, k0 + kc) (channels), columns [j0, j0 + cols) (pixels). */
 static void pack_bn_b(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int64_t cols, int nr, float *dst) {
   const bn_src *s = ctx;
-  if (s->avx512 && nr <= 32) {
+  if (s->avx512) { /* nr <= 32: an AVX-512 microkernel's panel (gemm.h) */
     rlx_f32_pack_bn__avx512(s->x + k0 * s->isp + j0, s->isp, kc, (int)cols, nr, s->m + k0, s->s + k0, s->b + k0,
                             s->relu, dst);
     return;
@@ -423,6 +423,11 @@ static size_t pix_c_bytes(const conv_geo *c) {
   return ((size_t)(c->OH * c->OW * (c->O / c->G)) * sizeof(float) + 63) / 64 * 64 + (a * sizeof(float) + 63) / 64 * 64;
 }
 
+/* The pixel-major product's sgemm scratch: A (the im2col rows) packed once where it passes the shared block. */
+static size_t pix_sgemm_scratch(const conv_geo *c, int threads) {
+  return rlx_sgemm_scratch_for(threads, c->OH * c->OW, (c->C / c->G) * c->kh * c->kw);
+}
+
 rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   conv_geo c;
   if (!rlx_cpu_conv_geo(n, in, out, &c)) return rlx_errorf(RLX_ERR_INTERNAL, "conv geometry");
@@ -457,7 +462,8 @@ rlx_status rlx_conv_pix_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
                   (float *)out[0].data + (b * c.O + gi * Og) * osp, osp};
       rlx_sgemm_args a = {.isa = isa, .M = osp, .N = Og, .K = Kd, .pack_a = pack_pix_a, .pack_a_ctx = &ps,
                           .b_packed = (const float *)x->packed + gi * wgroup, .C = cbuf, .ldc = Og,
-                          .epilogue = pix_epilogue, .epilogue_ctx = &e};
+                          .epilogue = pix_epilogue, .epilogue_ctx = &e,
+                          .scratch_bytes = pix_sgemm_scratch(&c, rlx_threadpool_size(x->tp))};
       bs.x = xg;
       if (bn) a.pack_a = pack_bn_a, a.pack_a_ctx = &bs;
       if (pix_skinny(&c)) {
@@ -538,5 +544,5 @@ const char *rlx_conv_gemm_name(const conv_geo *c) {
 size_t rlx_conv_gemm_scratch(const conv_geo *c, int threads) { return phases_bytes(c, false) + rlx_sgemm_scratch(threads); }
 
 size_t rlx_conv_pix_scratch(const conv_geo *c, int threads) {
-  return phases_bytes(c, true) + pix_c_bytes(c) + rlx_sgemm_scratch(threads);
+  return phases_bytes(c, true) + pix_c_bytes(c) + pix_sgemm_scratch(c, threads);
 }

@@ -202,6 +202,12 @@ static void gated_rows_task(void *ctx, int64_t t, int worker) {
     gate_row(j->rows + r * C, s->x + r * C, s->gate + r / hw * s->gate_step, C);
 }
 
+/* The conv's sgemm scratch (ahead of a gated 1x1 conv's rows): its pixels' rows packed once where they pass
+ * the shared block. */
+static size_t gemm_sgemm_scratch(const nhwc_geo *c, int threads) {
+  return rlx_sgemm_scratch_for(threads, c->N * c->OH * c->OW, c->kh * c->kw * c->C);
+}
+
 static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   rlx_shape xs = rlx_view_shape(&in[0]), ws = rlx_view_shape(&in[1]), ys = rlx_view_shape(&out[0]);
   nhwc_geo c;
@@ -212,7 +218,8 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   const rlx_tensor_view *gate = n->n_in > 4 && in[4].data ? &in[4] : NULL;
   nhwc_src src = {&c, in[0].data, gate ? gate->data : NULL, gate && gate->dims[0] != 1 ? c.C : 0};
   rlx_sgemm_args a = {.isa = rlx_sgemm_isa_for(c.O), .M = c.N * c.OH * c.OW, .N = c.O, .K = c.kh * c.kw * c.C, .b_packed = x->packed,
-                      .trans_b = true, .C = out[0].data, .ldc = c.O};
+                      .trans_b = true, .C = out[0].data, .ldc = c.O,
+                      .scratch_bytes = gemm_sgemm_scratch(&c, rlx_threadpool_size(x->tp))};
   /* bias, residual and a simple activation in the microkernel's registers; others after each block */
   rlx_sgemm_post post;
   bool any = in[2].data || res || ep->has_act;
@@ -227,7 +234,7 @@ static rlx_status gemm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
     /* the gated image fits in L2: written there as plain rows, the sgemm
      * reads them as it reads the ungated conv's A (in place or packed: the
      * same choice, the same sums) */
-    uintptr_t at = (uintptr_t)x->scratch + rlx_sgemm_scratch(rlx_threadpool_size(x->tp));
+    uintptr_t at = (uintptr_t)x->scratch + a.scratch_bytes;
     gr.rows = (float *)((at + 63) & ~(uintptr_t)63);
     gr.per = RLX_MAX(1, GATED_ROWS_TASK / RLX_MAX(1, c.C));
     int64_t tasks = (a.M + gr.per - 1) / gr.per;
@@ -683,10 +690,11 @@ bool rlx_dw_rows_take(int64_t kw, int64_t sw, int64_t dw) {
 }
 
 static size_t gemm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
-  size_t bytes = rlx_sgemm_scratch(threads);
   nhwc_geo c;
-  if (rlx_in(g, n, 4) && geo_of(&n->p.conv, &rlx_in(g, n, 0)->shape, &rlx_in(g, n, 1)->shape, &g->values[n->out[0]].shape, &c) &&
-      pointwise(&c) && gated_rows_fit(c.N * c.H * c.W, c.C)) /* a gated 1x1 conv's rows (gemm_run) */
+  if (!geo_of(&n->p.conv, &rlx_in(g, n, 0)->shape, &rlx_in(g, n, 1)->shape, &g->values[n->out[0]].shape, &c))
+    return SIZE_MAX;
+  size_t bytes = gemm_sgemm_scratch(&c, threads);
+  if (rlx_in(g, n, 4) && pointwise(&c) && gated_rows_fit(c.N * c.H * c.W, c.C)) /* a gated 1x1 conv's rows (gemm_run) */
     bytes += 64 + sizeof(float) * (size_t)(c.N * c.H * c.W * c.C);
   return bytes;
 }

@@ -85,15 +85,15 @@ const rlx_sgemm_isa *rlx_sgemm_active(void) {
   return pick;
 }
 
-/* Scratch layout: the shared block (B packed once per K block, or, over prepacked B, the whole of A packed
- * once), then one A block per thread. A_FILL_BYTES lets A be packed once up to ViT's 197 x 3072 (fc2,
- * 2.4 MiB): below it each of four tasks at two threads packed the whole A again, and ViT-B/16's matmuls
- * ran 5% slower at two threads (docs/perf.md). */
+/* Scratch layout: the shared block (B packed once per K block; over prepacked B, the whole of A packed once
+ * where it fits), then one A block per thread, then, where the caller sized the scratch with
+ * rlx_sgemm_scratch_for, room for a whole A that passes the shared block: ViT's fc2 input (197 x 3072,
+ * 2.4 MiB) had each of four tasks at two threads pack all of it (its matmuls 5% slower, docs/perf.md).
+ * Sized per product, so only such products pay for it (a 4 MiB shared block for every sgemm had grown
+ * every model's scratch by 6 MiB). */
 static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
-#ifndef A_FILL_BYTES
-#define A_FILL_BYTES (4 << 20)
-#endif
-static size_t shared_bytes(void) { return RLX_MAX(b_block_bytes(), (size_t)A_FILL_BYTES); }
+#define A_FILL_MAX (4 << 20)
+static size_t shared_bytes(void) { return b_block_bytes(); }
 static size_t a_block_bytes(void) { return (size_t)MC_MAX * KC * sizeof(float); }
 
 /* Rows of an A block for M rows: M split evenly into as few blocks of at
@@ -107,6 +107,14 @@ static int64_t mc_for(const rlx_sgemm_isa *isa, int64_t M) {
 
 size_t rlx_sgemm_scratch(int threads) {
   return shared_bytes() + a_block_bytes() * (size_t)(threads > 0 ? threads : 1) + 64;
+}
+
+/* A packed whole: MR-row panels (12 rows: a multiple of every MR). */
+static size_t a_whole_bytes(int64_t M, int64_t K) { return (size_t)round_up(M, 12) * (size_t)K * sizeof(float); }
+
+size_t rlx_sgemm_scratch_for(int threads, int64_t M, int64_t K) {
+  size_t s = rlx_sgemm_scratch(threads), whole = M > RLX_SGEMM_SKINNY_M && K > 0 ? a_whole_bytes(M, K) : 0;
+  return whole > shared_bytes() && whole <= A_FILL_MAX ? s + whole : s;
 }
 
 /* Rows [r0, r0 + 4) of one MR-row panel, 4 k at a time as 4x4 transposes
@@ -568,9 +576,13 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
   bool plain_a = !a->pack_a && a->A && M > RLX_SGEMM_SKINNY_M && (threads > 1 || N > NC) &&
                  all_panels > A_INPLACE_PANELS * (int64_t)threads;
   bool callback_a = a->pack_a && (j.mtiles < 2 * (int64_t)threads || N > NC) && all_panels > 1;
-  if (prepacked && !a->a_packed && (callback_a || plain_a) && !fixed_chunk && /* (mc_for's blocks) */
-      (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float) <= shared_bytes()) {
-    j.a_fill = (float *)base;
+  /* where the whole A goes: the shared block, or past the A blocks where the caller's scratch has room */
+  size_t whole = (size_t)round_up(M, isa->mr) * (size_t)K * sizeof(float);
+  float *fill = whole <= shared_bytes()                                          ? (float *)base
+                : a->scratch_bytes >= rlx_sgemm_scratch(threads) + whole ? (float *)(j.a_bufs + a_block_bytes() * (size_t)threads)
+                                                                         : NULL;
+  if (prepacked && !a->a_packed && (callback_a || plain_a) && !fixed_chunk && fill) { /* (mc_for's blocks) */
+    j.a_fill = fill;
     int64_t tasks = j.mtiles * ((K + KC - 1) / KC);
     rlx_parallel_for(tasks > 1 ? tp : NULL, tasks, pack_a_task, &j);
     j.a_packed = j.a_fill;

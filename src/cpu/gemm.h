@@ -76,6 +76,10 @@ bool rlx_sgemm_isa_runs(const rlx_sgemm_isa *isa);
 const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N);
 
 size_t rlx_sgemm_scratch(int threads);
+/* The scratch of one product of M rows by K at `threads`: rlx_sgemm_scratch(threads), and room to pack
+ * the whole of A once over prepacked B where it passes the shared block (up to 4 MiB). Handed to the
+ * sgemm with its size in rlx_sgemm_args.scratch_bytes. */
+size_t rlx_sgemm_scratch_for(int threads, int64_t M, int64_t K);
 void rlx_sgemm(rlx_threadpool *tp, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                const float *B, int64_t ldb, bool trans_b, float *C, int64_t ldc, void *scratch);
 /* Pluggable pieces of a multiplication (rlx_sgemm_ex):
@@ -164,6 +168,8 @@ typedef struct rlx_sgemm_args {
    * the nodes before and after, and reads it from its own cache
    * (threadpool.h). */
   bool by_cols;
+  /* The scratch's size where the caller took rlx_sgemm_scratch_for (0: rlx_sgemm_scratch's). */
+  size_t scratch_bytes;
 } rlx_sgemm_args;
 
 void rlx_sgemm_ex(rlx_threadpool *tp, const rlx_sgemm_args *a, void *scratch);

@@ -25,8 +25,17 @@ typedef struct mm_job {
   bool in_gemm_ep; /* the epilogue runs inside the sgemm (a row bias or none) */
 } mm_job;
 
-/* Scratch: the threaded sgemm's, then one single-threaded sgemm's per thread. */
-static size_t mm_scratch(int threads) { return rlx_sgemm_scratch(threads) + (size_t)threads * rlx_sgemm_scratch(1); }
+/* Rows of each product: a's batches are rows of one product where b is one 2-D matrix ([197, 1, 768] x W). */
+static int64_t mm_rows(const int64_t *odims, int orank, int b_rank) {
+  return b_rank == 2 ? rlx_dims_prod(odims, 0, orank - 1) : odims[orank - 2];
+}
+
+/* Scratch: one single-threaded sgemm's per thread (batches in parallel) or the threaded sgemm's for M x K
+ * products (one batch at a time): never both at once. */
+static size_t mm_threaded_scratch(int threads, int64_t M, int64_t K) { return rlx_sgemm_scratch_for(threads, M, K); }
+static size_t mm_scratch(int threads, int64_t M, int64_t K) {
+  return RLX_MAX((size_t)threads * rlx_sgemm_scratch(1), mm_threaded_scratch(threads, M, K));
+}
 
 /* The epilogue run on each block of C inside the sgemm, while it is in
  * cache: alpha, a row bias (a linear layer's), the residual, the
@@ -66,13 +75,14 @@ static bool row_bias(const rlx_tensor_view *bias, int64_t N) {
   return rlx_shape_numel(&bs) == N && bs.rank > 0 && bs.dims[bs.rank - 1] == N;
 }
 
-static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scratch) {
+static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scratch, size_t scratch_bytes) {
   const rlx_matmul_params *p = &j->n->p.matmul;
   const float *A = (const float *)j->in[0].data + rlx_strided_offset(&j->ob, j->sa, bi) * j->M * j->K;
   const float *B = (const float *)j->in[1].data + rlx_strided_offset(&j->ob, j->sb, bi) * j->K * j->N;
   float *C = (float *)j->out[0].data + bi * j->M * j->N;
   rlx_sgemm_args a = {.M = j->M, .N = j->N, .K = j->K, .A = A, .lda = j->K, .B = B, .ldb = p->trans_b ? j->K : j->N,
-                      .trans_b = p->trans_b, .b_packed = (const float *)j->x->packed, .C = C, .ldc = j->N};
+                      .trans_b = p->trans_b, .b_packed = (const float *)j->x->packed, .C = C, .ldc = j->N,
+                      .scratch_bytes = scratch_bytes};
   mm_ep e = {p, j->in[2].data, j->n->n_in > 3 && j->in[3].data ? (const float *)j->in[3].data + bi * j->M * j->N : NULL,
              C};
   /* bias, residual and a simple activation in the microkernel's registers where alpha and beta are 1 (their
@@ -90,9 +100,8 @@ static void one_batch(const mm_job *j, int64_t bi, rlx_threadpool *tp, void *scr
 
 static void batch_task(void *ctx, int64_t bi, int worker) {
   const mm_job *j = ctx;
-  char *s = (char *)j->x->scratch + rlx_sgemm_scratch(rlx_threadpool_size(j->x->tp)) +
-            (size_t)worker * rlx_sgemm_scratch(1);
-  one_batch(j, bi, NULL, s);
+  char *s = (char *)j->x->scratch + (size_t)worker * rlx_sgemm_scratch(1);
+  one_batch(j, bi, NULL, s, rlx_sgemm_scratch(1));
 }
 
 /* out = alpha * out + beta * bias (broadcast), in place. */
@@ -119,13 +128,9 @@ static void epilogue(const rlx_matmul_params *p, const rlx_tensor_view *bias, rl
 static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   mm_job j = {.n = n, .in = in, .out = out, .x = x};
   int r = out[0].rank;
-  j.M = out[0].dims[r - 2], j.N = out[0].dims[r - 1], j.K = in[0].dims[in[0].rank - 1];
+  j.M = mm_rows(out[0].dims, r, in[1].rank), j.N = out[0].dims[r - 1], j.K = in[0].dims[in[0].rank - 1];
   j.ob = rlx_view_shape(&out[0]);
-  j.ob.rank -= 2;
-  if (in[1].rank == 2) { /* one B for every batch: a's batches are rows of one product ([197, 1, 768] x W) */
-    j.M *= rlx_shape_numel(&j.ob);
-    j.ob.rank = 0;
-  }
+  j.ob.rank = in[1].rank == 2 ? 0 : j.ob.rank - 2; /* one B for every batch: one product */
   rlx_shape ab = rlx_view_shape(&in[0]), bb = rlx_view_shape(&in[1]);
   ab.rank -= 2, bb.rank -= 2;
   rlx_broadcast_strides(&ab, &j.ob, j.sa);
@@ -136,11 +141,17 @@ static rlx_status mm_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tenso
   if (nbatch >= threads && nbatch > 1 && j.M * j.N * j.K < (int64_t)1 << 24)
     rlx_parallel_for(x->tp, nbatch, batch_task, &j);
   else
-    for (int64_t bi = 0; bi < nbatch; bi++) one_batch(&j, bi, x->tp, x->scratch);
+    for (int64_t bi = 0; bi < nbatch; bi++) one_batch(&j, bi, x->tp, x->scratch, mm_threaded_scratch(threads, j.M, j.K));
   if (j.in_gemm_ep) return RLX_OK;
   if (n->p.matmul.alpha != 1.0 || in[2].data) epilogue(&n->p.matmul, &in[2], &out[0]);
   rlx_cpu_epilogue(x->tp, &n->p.matmul.ep, &in[3], &out[0]);
   return RLX_OK;
+}
+
+static size_t mm_scratch_for(const rlx_graph *g, const rlx_node *n, int threads) {
+  const rlx_shape *a = &rlx_in(g, n, 0)->shape, *o = &g->values[n->out[0]].shape;
+  return mm_scratch(threads > 0 ? threads : 1, mm_rows(o->dims, o->rank, rlx_in(g, n, 1)->shape.rank),
+                    a->dims[a->rank - 1]);
 }
 
 rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_graph *sym, const rlx_node *n, int threads, rlx_kernel *k) {
@@ -148,7 +159,8 @@ rlx_status rlx_cpu_try_matmul(const rlx_graph *g, const rlx_graph *sym, const rl
   const rlx_value *a = rlx_in(g, n, 0), *b = rlx_in(g, n, 1);
   if (a->dtype != RLX_DTYPE_F32 || b->dtype != RLX_DTYPE_F32) return RLX_OK;
   k->run = mm_run, k->fast = true, k->name = "f32_matmul_sgemm";
-  k->scratch = mm_scratch(threads);
+  k->scratch_for = mm_scratch_for;
+  k->scratch = mm_scratch_for(g, n, threads);
   bool constant_b = (b->kind == RLX_VALUE_WEIGHT || b->kind == RLX_VALUE_CONST) && b->shape.rank == 2;
   if (constant_b) { /* weights packed once, here */
     int64_t K = a->shape.dims[a->shape.rank - 1];
