@@ -344,6 +344,19 @@ TEST(pooling) {
   each_threads("avgpool exclude pad", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 4, 11, 9)});
   a.pool.count_include_pad = true, a.pool.divisor_override = 5;
   each_threads("avgpool divisor", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 4, 11, 9)});
+  /* 4096 outputs and more: split over the threads */
+  rlx_params b = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {3, 3}, .stride = {2, 2}, .dilation = {1, 1},
+                           .ceil_mode = true}}; /* squeezenet's */
+  spec big = F32(1, 16, 37, 35);
+  each_threads("maxpool 3x3 s2 ceil", RLX_OP_POOL, &b, 1, &big);
+  big.specials = true;
+  each_threads("maxpool 3x3 s2 ceil, NaN", RLX_OP_POOL, &b, 1, &big);
+  b.pool.stride[0] = b.pool.stride[1] = 1, b.pool.pad[0] = b.pool.pad[1] = 1; /* googlenet's branch pools */
+  each_threads("maxpool 3x3 s1 p1", RLX_OP_POOL, &b, 1, (spec[]){F32(1, 8, 29, 30)});
+  b.pool.kernel[0] = 5, b.pool.pad[0] = 2, b.pool.dilation[0] = 2; /* dilated rows, windows past both edges */
+  each_threads("maxpool 5x3 dilated", RLX_OP_POOL, &b, 1, &big);
+  a.pool.kernel[0] = a.pool.kernel[1] = 3, a.pool.stride[0] = a.pool.stride[1] = 1, a.pool.divisor_override = 0;
+  each_threads("avgpool 3x3 s1 include pad", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 8, 29, 30)});
 }
 
 TEST(attention) {
