@@ -84,6 +84,10 @@ RLX_VEC_CLONES static void attn_task(void *ctx, int64_t t, int worker) {
       for (int64_t c = 0; c < lim; c++) row[c] *= sc; /* vectorized */
     if (tri) { /* the row's own keys only; the rest of P is 0 (never computed in S) */
       mx = vmax_f32(row, lim);
+      if (mx == -INFINITY) { /* every score -inf (a -inf in q): zeros, as below */
+        for (int64_t c = 0; c < j->S; c++) row[c] = 0.0f;
+        continue;
+      }
       double sum = vexp_sum_f32(row, row, lim, mx, esc);
       float inv = sum > 0 ? (float)(1.0 / sum) : 1.0f;
       for (int64_t c = 0; c < lim; c++) row[c] *= inv;

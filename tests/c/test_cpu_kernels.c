@@ -24,6 +24,7 @@ typedef struct spec {
   rlx_shape sh;
   bool constant, absent, specials;
   const int64_t *vals; /* exact values (e.g. grouped_matmul's offsets) instead of random ones */
+  const float *fvals;  /* exact float values, or NULL */
 } spec;
 
 static unsigned rng = 12345;
@@ -38,7 +39,8 @@ static void *fill(const spec *s) {
   for (int64_t i = 0; i < n; i++) {
     double v = urand() * 2;
     if (s->specials && i % 7 == 3) v = (i % 3 == 0) ? NAN : (i % 3 == 1) ? INFINITY : -INFINITY;
-    if (s->vals) rlx_store_i64(d, s->dt, i, s->vals[i]);
+    if (s->fvals) rlx_store_f64(d, s->dt, i, s->fvals[i]);
+    else if (s->vals) rlx_store_i64(d, s->dt, i, s->vals[i]);
     else if (s->dt == RLX_DTYPE_BOOL) rlx_store_i64(d, s->dt, i, urand() > -0.6);
     else rlx_store_f64(d, s->dt, i, v);
   }
@@ -111,10 +113,10 @@ done:
   return worst;
 }
 
-#define F32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, false, false, false, NULL})
-#define W32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, true, false, false, NULL})
+#define F32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, false, false, false, NULL, NULL})
+#define W32(...) ((spec){RLX_DTYPE_F32, {.rank = RLX_TEST_NARG_(__VA_ARGS__), .dims = {__VA_ARGS__}}, true, false, false, NULL, NULL})
 /* A 1-D integer tensor of dtype t holding the values v[0..n). */
-#define IVALS(t, n, v) ((spec){RLX_DTYPE_##t, {.rank = 1, .dims = {n}}, false, false, false, v})
+#define IVALS(t, n, v) ((spec){RLX_DTYPE_##t, {.rank = 1, .dims = {n}}, false, false, false, v, NULL})
 #define NONE ((spec){.absent = true})
 
 static void each_threads(const char *what, rlx_op op, const rlx_params *p, int n_in, const spec *in) {
@@ -329,6 +331,16 @@ TEST(pooling) {
   spec x = F32(2, 3, 15, 16);
   x.specials = true; /* NaN and inf in the windows */
   each_threads("maxpool", RLX_OP_POOL, &p, 1, &x);
+  x.specials = false; /* no NaN: the stride-2 columns split into evens and odds (pool_avx512.c), -inf at the edges */
+  each_threads("maxpool no NaN", RLX_OP_POOL, &p, 1, &x);
+  p.pool.kernel[0] = p.pool.kernel[1] = 2; /* 2x2 stride 2, padded, odd widths (ceil: a last window of one column) */
+  each_threads("maxpool 2x2 s2 p1", RLX_OP_POOL, &p, 1, (spec[]){F32(1, 3, 17, 35)});
+  p.pool.pad[0] = p.pool.pad[1] = 0, p.pool.ceil_mode = true;
+  each_threads("maxpool 2x2 s2 ceil", RLX_OP_POOL, &p, 1, (spec[]){F32(1, 3, 17, 35)});
+  spec x2 = F32(1, 3, 17, 35);
+  x2.specials = true;
+  each_threads("maxpool 2x2 s2 ceil NaN", RLX_OP_POOL, &p, 1, &x2);
+  p.pool.kernel[0] = p.pool.kernel[1] = 3, p.pool.pad[0] = p.pool.pad[1] = 1, p.pool.ceil_mode = false;
   p.pool.dilation[0] = p.pool.dilation[1] = 2, p.pool.ceil_mode = true;
   each_threads("maxpool dilated ceil", RLX_OP_POOL, &p, 1, (spec[]){F32(1, 2, 13, 13)});
   rlx_params m = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {5, 5}, .stride = {1, 1}, .pad = {2, 2},
@@ -365,13 +377,13 @@ TEST(attention) {
   p.attention.causal = true, p.attention.scale = 0.3;
   each_threads("attention causal gqa", RLX_OP_ATTENTION, &p, 3, (spec[]){F32(1, 4, 7, 8), F32(1, 2, 7, 8), F32(1, 2, 7, 8)});
   rlx_params m = {.attention = {.causal = false}};
-  spec bm = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {2, 1, 9, 11}}, false, false, false, NULL};
+  spec bm = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {2, 1, 9, 11}}, false, false, false, NULL, NULL};
   each_threads("attention bool mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), bm});
   each_threads("attention float mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(2, 3, 9, 16), F32(2, 3, 11, 16), F32(2, 3, 11, 8), F32(3, 9, 11)});
   /* rows longer than the 16 lanes of the vectorized softmax, with a tail */
-  spec bm37 = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {1, 1, 20, 37}}, false, false, false, NULL};
+  spec bm37 = {RLX_DTYPE_BOOL, {.rank = 4, .dims = {1, 1, 20, 37}}, false, false, false, NULL, NULL};
   each_threads("attention long bool mask", RLX_OP_ATTENTION, &m, 4,
                (spec[]){F32(1, 2, 20, 16), F32(1, 2, 37, 16), F32(1, 2, 37, 8), bm37});
   each_threads("attention long float mask", RLX_OP_ATTENTION, &m, 4,
@@ -395,6 +407,12 @@ TEST(attention) {
   spec qc = F32(1, 2, 65, 16);
   qc.specials = true;
   each_threads("attention causal specials", RLX_OP_ATTENTION, &p, 3, (spec[]){qc, F32(1, 2, 65, 16), F32(1, 2, 65, 8)});
+  /* causal, one head a task: a -inf in q row 1 makes both scores it sees -inf (k's first column positive):
+   * zeros, as torch's _safe_softmax gives, not NaN (the ones NaN from +-inf products stay NaN) */
+  static const float q1[] = {1, 2, -INFINITY, 0.5f, 0.3f, -0.2f}, k1[] = {1, 1, 2, -1, 0.5f, 0.5f};
+  spec qi = F32(1, 1, 3, 2), ki = F32(1, 1, 3, 2);
+  qi.fvals = q1, ki.fvals = k1;
+  each_threads("attention causal row of -inf scores", RLX_OP_ATTENTION, &p, 3, (spec[]){qi, ki, F32(1, 1, 3, 4)});
 }
 
 
@@ -429,8 +447,8 @@ TEST(rows) {
   /* inference batch norm: positive variances (exact values), with and without the affine part */
   static const int64_t var5[] = {1, 2, 3, 4, 5}, var7[] = {1, 3, 2, 9, 4, 7, 6};
   rlx_params bn = {.norm = {.eps = 1e-5}};
-  spec v5 = {RLX_DTYPE_F32, {.rank = 1, .dims = {5}}, true, false, false, var5};
-  spec v7 = {RLX_DTYPE_F32, {.rank = 1, .dims = {7}}, true, false, false, var7};
+  spec v5 = {RLX_DTYPE_F32, {.rank = 1, .dims = {5}}, true, false, false, var5, NULL};
+  spec v7 = {RLX_DTYPE_F32, {.rank = 1, .dims = {7}}, true, false, false, var7, NULL};
   each_threads("batch_norm", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(2, 5, 11, 13), W32(5), v5, W32(5), W32(5)});
   each_threads("batch_norm big", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(1, 7, 64, 65), W32(7), v7, NONE, NONE});
   each_threads("batch_norm rank 2", RLX_OP_BATCH_NORM, &bn, 5, (spec[]){F32(3, 5), W32(5), v5, W32(5), NONE});
@@ -620,9 +638,9 @@ TEST(casts_logic) {
       char what[64];
       snprintf(what, sizeof what, "cast %s -> %s", rlx_dtype_name(from[a]), rlx_dtype_name(to[b]));
       rlx_params p = {.cast = {.to = to[b]}};
-      spec x = {from[a], {.rank = 2, .dims = {3, 50001}}, false, false, flt, NULL}; /* several tasks, a tail */
+      spec x = {from[a], {.rank = 2, .dims = {3, 50001}}, false, false, flt, NULL, NULL}; /* several tasks, a tail */
       exact_threads(what, RLX_OP_CAST, &p, 1, &x);
-      spec one = {from[a], {.rank = 1, .dims = {7}}, false, false, flt, NULL};
+      spec one = {from[a], {.rank = 1, .dims = {7}}, false, false, flt, NULL, NULL};
       exact_threads(what, RLX_OP_CAST, &p, 1, &one);
     }
   /* int64 values that wrap in int32 and round in float32 */
@@ -640,11 +658,11 @@ TEST(casts_logic) {
       rlx_params p = {.binary = {.kind = ks[k]}};
       char what[64];
       snprintf(what, sizeof what, "%s %s", rlx_binary_names[ks[k]], rlx_dtype_name(t));
-      spec col = {t, {.rank = 4, .dims = {1, 1, 128, 1}}, false, false, false, NULL};
-      spec row = {t, {.rank = 4, .dims = {1, 1, 1, 128}}, false, false, false, NULL};
+      spec col = {t, {.rank = 4, .dims = {1, 1, 128, 1}}, false, false, false, NULL, NULL};
+      spec row = {t, {.rank = 4, .dims = {1, 1, 1, 128}}, false, false, false, NULL, NULL};
       exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){col, row}); /* BERT's mask */
-      spec full = {t, {.rank = 2, .dims = {300, 301}}, false, false, false, NULL};
-      spec vec = {t, {.rank = 1, .dims = {301}}, false, false, false, NULL};
+      spec full = {t, {.rank = 2, .dims = {300, 301}}, false, false, false, NULL, NULL};
+      spec vec = {t, {.rank = 1, .dims = {301}}, false, false, false, NULL, NULL};
       exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){full, full});
       exact_threads(what, RLX_OP_BINARY, &p, 2, (spec[]){vec, full});
     }
