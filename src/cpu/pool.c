@@ -15,7 +15,9 @@
  * output row directly, 16 columns a vector in the reference's window
  * order, summing in double. googlenet's 13 max pools had run an output row
  * at a time through a phase split in scalar code: 7.1 -> 2.2 ms a run at
- * one thread, squeezenet's three 1.6 -> 0.5 ms (docs/perf.md). Without AVX-512, max pooling runs an output row at a
+ * one thread, squeezenet's three 1.6 -> 0.5 ms (docs/perf.md). Stride 2 over 2-3 columns and stride 1
+ * have passes of their own, and "same" pools over small planes run flat, the planes of a task as one
+ * array with masks made at compile time (docs/design.md, "Pooling"). Without AVX-512, max pooling runs an output row at a
  * time, vectorized by the compiler: the maximum over the window's input
  * rows first (one pass per kernel row over the whole input row), then that
  * row is split into its stride phases (-inf outside the image), so each
@@ -53,8 +55,8 @@ static int64_t max_qw(const rlx_pool_params *p, int64_t OW) {
 static size_t max_row_bytes(const rlx_pool_params *p, int64_t W, int64_t OW) {
   return ((size_t)(W + p->stride[1] * max_qw(p, OW)) * sizeof(float) + 63) & ~(size_t)63;
 }
-/* hmax_task's rows: H x OW floats. */
-static size_t hmax_bytes(int64_t H, int64_t OW) { return ((size_t)(H * OW) * sizeof(float) + 63) & ~(size_t)63; }
+/* hmax_task's rows: H x RLX_POOL_HSTRIDE(OW) floats (whole 64-byte lines). */
+static size_t hmax_bytes(int64_t H, int64_t OW) { return (size_t)(H * RLX_POOL_HSTRIDE(OW)) * sizeof(float); }
 
 /* a = max(a, v) with NaN propagation (a NaN, once in, stays). */
 RLX_VEC_CLONES static void vmax_row(float *restrict a, const float *restrict v, int64_t n) {
@@ -145,6 +147,64 @@ static void hmax_task(void *ctx, int64_t pl, int worker) {
   rlx_pool_max_plane_avx512(x, h, j->y + pl * j->OH * j->OW, &g);
 }
 
+/* The flat run of "same" max pools over small planes (pool.h): its mask tables, made at compile time
+ * (rlx_kernel.packed), for the planes' H and W. */
+typedef struct flat_masks {
+  int64_t H, W, q; /* q: planes a period spans (a run starts at a multiple of q) */
+  rlx_pool_flat f;
+} flat_masks;
+
+static bool flat_ok(const rlx_pool_params *p, int64_t H, int64_t W, int64_t OH, int64_t OW) {
+  return rows_ok(p, W) && p->kind == RLX_POOL_MAX && p->stride[0] == 1 && p->stride[1] == 1 && p->dilation[0] == 1 &&
+         p->dilation[1] == 1 && OH == H && OW == W && H > 0 && W > 0 && H * W <= RLX_POOL_FLAT_MAX;
+}
+static int64_t gcd16(int64_t v) { return v % 16 == 0 ? 16 : v % 8 == 0 ? 8 : v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1; }
+/* Planes a task runs: about 4096 floats (h stays in L1), a multiple of q. */
+static int64_t flat_chunk(int64_t H, int64_t W) {
+  int64_t q = 16 / gcd16(H * W);
+  return RLX_MAX(q, 4096 / (H * W) / q * q);
+}
+static size_t flat_bytes(int64_t H, int64_t W) { return (size_t)((flat_chunk(H, W) * H * W + 15) / 16 * 16) * sizeof(float); }
+
+static flat_masks *flat_make(const rlx_pool_params *p, int64_t H, int64_t W) {
+  int64_t hw = H * W, period = hw / gcd16(hw), kh = p->kernel[0], kw = p->kernel[1];
+  flat_masks *fm = rlx_aligned_alloc(sizeof(flat_masks) + sizeof(uint16_t) * (size_t)(period * (kh + kw)));
+  if (!fm) return NULL;
+  uint16_t *hm = (uint16_t *)(fm + 1), *vm = hm + period * kw;
+  for (int64_t u = 0; u < period; u++) {
+    for (int64_t b = 0; b < kw; b++) hm[u * kw + b] = 0;
+    for (int64_t a = 0; a < kh; a++) vm[u * kh + a] = 0;
+    for (int l = 0; l < 16; l++) {
+      int64_t e = (16 * u + l) % hw, col = e % W, row = e / W;
+      for (int64_t b = 0; b < kw; b++)
+        if (col + b - p->pad[1] >= 0 && col + b - p->pad[1] < W) hm[u * kw + b] |= (uint16_t)(1u << l);
+      for (int64_t a = 0; a < kh; a++)
+        if (row + a - p->pad[0] >= 0 && row + a - p->pad[0] < H) vm[u * kh + a] |= (uint16_t)(1u << l);
+    }
+  }
+  fm->H = H, fm->W = W, fm->q = 16 / gcd16(hw);
+  fm->f = (rlx_pool_flat){H, W, kh, kw, p->pad[0], p->pad[1], period, hm, vm};
+  return fm;
+}
+
+typedef struct flat_job {
+  const pool_job *j;
+  const flat_masks *fm;
+  int64_t planes, chunk;
+} flat_job;
+
+static void flat_task(void *ctx, int64_t t, int worker) {
+  const flat_job *fj = ctx;
+  const pool_job *j = fj->j;
+  int64_t hw = j->H * j->W, p0 = t * fj->chunk, p1 = RLX_MIN(fj->planes, p0 + fj->chunk);
+  size_t per = RLX_MAX(flat_bytes(j->H, j->W), hmax_bytes(j->H, j->OW));
+  float *h = (float *)(j->scratch + per * (size_t)worker);
+  if (!rlx_pool_max_flat_avx512(j->x + p0 * hw, h, j->y + p0 * hw, (p1 - p0) * hw, &fj->fm->f)) return;
+  const rlx_pool_params *p = j->p; /* a NaN: these planes through the plane passes (the reference's step) */
+  rlx_pool_plane g = {j->H, j->W, j->OH, j->OW, p->kernel[0], p->kernel[1], 1, 1, p->pad[0], p->pad[1], 1, 1};
+  for (int64_t pl = p0; pl < p1; pl++) rlx_pool_max_plane_avx512(j->x + pl * hw, h, j->y + pl * hw, &g);
+}
+
 /* AVX-512 average pooling: every output row through rlx_pool_row_avx512 (16 columns a vector, the
  * reference's order: pool.h). */
 static void rows_task(void *ctx, int64_t pl, int worker) {
@@ -181,8 +241,15 @@ static rlx_status pool_run(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   int64_t planes = rlx_dims_prod(in[0].dims, 0, r - 2);
   j.scratch = x->scratch;
   bool is_max = n->p.pool.kind == RLX_POOL_MAX;
+  const flat_masks *fm = x->packed;
+  rlx_threadpool *tp = planes * j.OH * j.OW >= 4096 ? x->tp : NULL;
+  if (fm && fm->H == j.H && fm->W == j.W && flat_ok(&n->p.pool, j.H, j.W, j.OH, j.OW)) { /* (the shapes it was made for) */
+    flat_job fj = {&j, fm, planes, flat_chunk(j.H, j.W)};
+    rlx_parallel_for(tp, (planes + fj.chunk - 1) / fj.chunk, flat_task, &fj);
+    return RLX_OK;
+  }
   rlx_task_fn fn = rows_ok(&n->p.pool, j.W) ? (is_max ? hmax_task : rows_task) : is_max ? max_plane : plane_task;
-  rlx_parallel_for(planes * j.OH * j.OW >= 4096 ? x->tp : NULL, planes, fn, &j);
+  rlx_parallel_for(tp, planes, fn, &j);
   return RLX_OK;
 }
 
@@ -190,6 +257,7 @@ static size_t maxpool_scratch_for(const rlx_graph *g, const rlx_node *n, int thr
   const rlx_shape *xs = &rlx_in(g, n, 0)->shape, *ys = &g->values[n->out[0]].shape;
   int64_t H = xs->dims[xs->rank - 2], W = xs->dims[xs->rank - 1], OW = ys->dims[ys->rank - 1];
   size_t per = RLX_MAX(max_row_bytes(&n->p.pool, W, OW), hmax_bytes(H, OW));
+  if (flat_ok(&n->p.pool, H, W, ys->dims[ys->rank - 2], OW)) per = RLX_MAX(per, flat_bytes(H, W));
   return per * (size_t)(threads > 0 ? threads : 1);
 }
 
@@ -204,6 +272,13 @@ rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_graph *sym, const rlx_
     k->name = rows_ok(&n->p.pool, xv->shape.dims[xv->shape.rank - 1]) ? "f32_maxpool2d_avx512" : "f32_maxpool2d_rows";
     k->scratch_for = maxpool_scratch_for;
     k->scratch = maxpool_scratch_for(g, n, threads);
+    const rlx_shape *ys = &g->values[n->out[0]].shape;
+    int64_t H = xv->shape.dims[xv->shape.rank - 2], W = xv->shape.dims[xv->shape.rank - 1];
+    if (flat_ok(&n->p.pool, H, W, ys->dims[ys->rank - 2], ys->dims[ys->rank - 1])) {
+      if (!(k->packed = flat_make(&n->p.pool, H, W)))
+        return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory for the pool masks of node '%s'", n->label);
+      k->name = "f32_maxpool2d_flat_avx512";
+    }
   }
   return RLX_OK;
 }

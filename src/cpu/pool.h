@@ -47,16 +47,36 @@ void rlx_pool_row_avx512(const rlx_pool_row *r);
 
 /* The two passes over a whole plane x [H][W] into y [OH][OW], h [H][OW] the
  * window-row maxima between them: the edge masks made once a plane, the
- * rows in loops instead of a call each. Where the plane holds no NaN the
+ * rows in loops instead of a call each. h: 64-byte aligned, H x RLX_POOL_HSTRIDE(OW) floats. Where the plane holds no NaN the
  * steps are vmaxps (b > a ? b : a: the reference's step, whose NaN rule is
  * then moot, and which keeps the first of equal values, the sign of a zero
  * included); a plane with a NaN is redone with the reference's step.
  * kernel rows <= RLX_POOL_ROWS_MAX, columns <= RLX_POOL_COLS_MAX. */
+/* h's rows are RLX_POOL_HSTRIDE(OW) floats apart (whole vectors, stored and loaded unmasked: a masked store
+ * does not forward to the load after it, and small planes read h right after writing it), 64-byte aligned. */
+#define RLX_POOL_HSTRIDE(OW) (((OW) + 15) / 16 * 16)
 #define RLX_POOL_ROWS_MAX 64
 #define RLX_POOL_COLS_MAX 64
 typedef struct rlx_pool_plane {
   int64_t H, W, OH, OW, kh, kw, sh, sw, ph, pw, dh, dw;
 } rlx_pool_plane;
 void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g);
+
+/* A "same" max pooling over small planes (stride 1, dilation 1, OH = H, OW = W: googlenet's 3x3 branch
+ * pools at 14x14 and 7x7, whose rows fill a vector by half) runs the planes as one flat array, 16 elements a
+ * vector whatever the rows: hmax takes each element's window columns at offsets b - pw, vmax its window
+ * rows at offsets (a - ph) * W, each load masked to the lanes whose column (row) is inside the plane, -inf
+ * in the others. The masks repeat every `period` vectors (lcm(H * W, 16) / 16), made once at compile time;
+ * a run starts at a multiple of the period. The same steps, in the same order, as the plane passes above. */
+#define RLX_POOL_FLAT_MAX 1024 /* H * W at most: the period's masks stay small */
+typedef struct rlx_pool_flat {
+  int64_t H, W, kh, kw, ph, pw;
+  int64_t period;        /* vectors */
+  const uint16_t *hmask; /* [period][kw]: lanes whose column + b - pw is inside [0, W) */
+  const uint16_t *vmask; /* [period][kh]: lanes whose row + a - ph is inside [0, H) */
+} rlx_pool_flat;
+/* Elements [0, n) of x (a run of whole planes) into y, h scratch of n floats rounded up to 16; returns
+ * whether a NaN was read (y is then unfinished: the caller redoes the planes with the plane passes). */
+bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f);
 
 #endif

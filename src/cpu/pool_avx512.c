@@ -7,7 +7,9 @@
  * row's edges masks its loads and its update to the lanes whose column is
  * inside the row (a masked load reads nothing of the lanes it leaves out,
  * so the addresses before the row's start are never touched), and an
- * average's divisor is then per lane. Built with -mavx512f (this file
+ * average's divisor is then per lane. Max pooling's own passes: stride 2
+ * over 2-3 columns (evens and odds split once), stride 1, and the flat
+ * run of "same" pools over small planes (pool.h). Built with -mavx512f (this file
  * only); called only when the CPU has AVX-512F.
  */
 #include <immintrin.h>
@@ -15,6 +17,7 @@
 #include "cpu/pool.h"
 
 #define AI static inline __attribute__((always_inline))
+#define HSTRIDE RLX_POOL_HSTRIDE
 
 /* Bit i of m at bit 2i (16 bits -> 32). */
 AI uint32_t spread_even(uint32_t m) {
@@ -100,7 +103,72 @@ AI bool hmax_plane(const float *x, float *h, const rlx_pool_plane *g, const int 
           nan |= _mm512_mask_cmp_ps_mask(k, c, c, _CMP_UNORD_Q);
         }
       }
-      _mm512_mask_storeu_ps(h + iy * g->OW + ox, lanes, m);
+      _mm512_store_ps(h + iy * HSTRIDE(g->OW) + ox, m); /* whole vectors: the loads in vmax_plane forward from them */
+    }
+  }
+  return nan != 0;
+}
+
+/* 16 columns [c, c + 16) of a row of W, -inf in those outside it (a masked load reads nothing there). */
+AI __m512 cols16(const float *row, int64_t c, int64_t W) {
+  if (c >= 0 && c + 16 <= W) return _mm512_loadu_ps(row + c);
+  int64_t lo = c < 0 ? -c : 0, hi = W - c < 16 ? W - c : 16;
+  __mmask16 k = hi > lo ? (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1)) : 0;
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(-__builtin_inff()), k, row + c);
+}
+
+/* hmax at stride 2 over 2 or 3 adjacent columns (the 3x3 stride-2 pools of resnet, squeezenet, googlenet,
+ * densenet; 2x2 stride 2): 32 input columns a vector, loaded once and split into their even and odd
+ * columns (two permutes); the third column is the next vector's evens shifted in by one lane. Columns
+ * outside the row read as -inf, which never replaces a maximum (b > a fails): the masked steps' results.
+ * The steps in the window's column order (vmaxps, b > a ? b : a). Returns whether a NaN was read (any of the
+ * row's loads: the caller then redoes the plane with the reference's step). */
+AI bool hmax_plane_s2(const float *x, float *h, const rlx_pool_plane *g, const int KW) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t W = g->W, OW = g->OW;
+  __mmask16 nan = 0;
+  for (int64_t iy = 0; iy < g->H; iy++) {
+    const float *row = x + iy * W;
+    float *hr = h + iy * HSTRIDE(OW);
+    __m512 a = cols16(row, -g->pw, W), b = cols16(row, 16 - g->pw, W);
+    nan |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+    __m512 e = _mm512_permutex2var_ps(a, even, b), o = _mm512_permutex2var_ps(a, odd, b);
+    for (int64_t ox = 0; ox < OW; ox += 16) {
+      __m512 m = _mm512_max_ps(o, e); /* columns 0, 1: o > e ? o : e */
+      if (KW == 3) {
+        int64_t c = 2 * (ox + 16) - g->pw;
+        __m512 a2 = cols16(row, c, W), b2 = cols16(row, c + 16, W);
+        nan |= _mm512_cmp_ps_mask(a2, b2, _CMP_UNORD_Q);
+        __m512 e2 = _mm512_permutex2var_ps(a2, even, b2);
+        m = _mm512_max_ps(_mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(e2), _mm512_castps_si512(e), 1)), m);
+        e = e2, o = _mm512_permutex2var_ps(a2, odd, b2);
+      } else if (ox + 16 < OW) {
+        int64_t c = 2 * (ox + 16) - g->pw;
+        __m512 a2 = cols16(row, c, W), b2 = cols16(row, c + 16, W);
+        nan |= _mm512_cmp_ps_mask(a2, b2, _CMP_UNORD_Q);
+        e = _mm512_permutex2var_ps(a2, even, b2), o = _mm512_permutex2var_ps(a2, odd, b2);
+      }
+      _mm512_store_ps(hr + ox, m);
+    }
+  }
+  return nan != 0;
+}
+
+/* hmax at stride 1 over kw <= 16 adjacent columns (googlenet's 3x3 branch pools, SPP's 5x5): a load of 16
+ * columns at each window column, -inf outside the row (cols16). The loads at the first and the last window
+ * column cover every column a vector reads: one compare for NaN. KW: 3, or 0 for g->kw. */
+AI bool hmax_plane_s1(const float *x, float *h, const rlx_pool_plane *g, const int KW) {
+  int64_t W = g->W, OW = g->OW, kw = KW ? KW : g->kw;
+  __mmask16 nan = 0;
+  for (int64_t iy = 0; iy < g->H; iy++) {
+    const float *row = x + iy * W;
+    for (int64_t ox = 0; ox < OW; ox += 16) {
+      int64_t c = ox - g->pw;
+      __m512 first = cols16(row, c, W), m = first, last = first;
+      for (int64_t b = 1; b < kw; b++) m = _mm512_max_ps(last = cols16(row, c + b, W), m);
+      nan |= _mm512_cmp_ps_mask(first, last, _CMP_UNORD_Q);
+      _mm512_store_ps(h + iy * HSTRIDE(OW) + ox, m);
     }
   }
   return nan != 0;
@@ -112,12 +180,12 @@ AI void vmax_plane(const float *h, float *y, const rlx_pool_plane *g, const bool
     const float *rows[RLX_POOL_ROWS_MAX];
     int nrows = 0;
     for (int64_t a = 0, iy = oy * g->sh - g->ph; a < g->kh; a++, iy += g->dh)
-      if (iy >= 0 && iy < g->H) rows[nrows++] = h + iy * g->OW;
+      if (iy >= 0 && iy < g->H) rows[nrows++] = h + iy * HSTRIDE(g->OW);
     for (int64_t i = 0; i < g->OW; i += 16) {
       __mmask16 lanes = (__mmask16)(g->OW - i >= 16 ? 0xffff : (1u << (g->OW - i)) - 1);
       __m512 m = _mm512_set1_ps(-__builtin_inff());
       for (int a = 0; a < nrows; a++) {
-        __m512 v = _mm512_maskz_loadu_ps(lanes, rows[a] + i);
+        __m512 v = _mm512_load_ps(rows[a] + i);
         m = EXACT ? max_step(m, v, lanes) : _mm512_max_ps(v, m);
       }
       _mm512_mask_storeu_ps(y + i, lanes, m);
@@ -131,7 +199,17 @@ AI void max_plane(const float *x, float *h, float *y, const rlx_pool_plane *g, c
 }
 
 void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g) {
-  if (g->sw == 1) max_plane(x, h, y, g, 1);
+  if (g->sw == 2 && g->dw == 1 && (g->kw == 2 || g->kw == 3)) {
+    if (g->kw == 3 ? hmax_plane_s2(x, h, g, 3) : hmax_plane_s2(x, h, g, 2))
+      hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
+    else
+      vmax_plane(h, y, g, false);
+  } else if (g->sw == 1 && g->dw == 1 && g->kw <= 16) {
+    if (g->kw == 3 ? hmax_plane_s1(x, h, g, 3) : hmax_plane_s1(x, h, g, 0))
+      hmax_plane(x, h, g, 1, true), vmax_plane(h, y, g, true);
+    else
+      vmax_plane(h, y, g, false);
+  } else if (g->sw == 1) max_plane(x, h, y, g, 1);
   else if (g->sw == 2) max_plane(x, h, y, g, 2);
   else max_plane(x, h, y, g, 0);
 }
@@ -177,4 +255,32 @@ void rlx_pool_row_avx512(const rlx_pool_row *r) {
   if (r->sw == 1) row(r, 1);
   else if (r->sw == 2) row(r, 2);
   else row(r, 0);
+}
+
+bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f) {
+  const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+  __mmask16 nan = 0;
+  int64_t nvec = (n + 15) / 16, kh = f->kh, kw = f->kw, W = f->W;
+  for (int64_t u = 0, q = 0; u < nvec; u++, q = q + 1 == f->period ? 0 : q + 1) {
+    __mmask16 tail = (__mmask16)(n - 16 * u >= 16 ? 0xffff : (1u << (n - 16 * u)) - 1);
+    const float *p = x + 16 * u - f->pw;
+    const uint16_t *hm = f->hmask + q * kw;
+    __m512 m = ninf;
+    for (int64_t b = 0; b < kw; b++) {
+      __m512 v = _mm512_mask_loadu_ps(ninf, (__mmask16)(hm[b] & tail), p + b);
+      if (b == f->pw) nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q); /* every element once */
+      m = _mm512_max_ps(v, m);
+    }
+    _mm512_store_ps(h + 16 * u, m);
+  }
+  if (nan) return true;
+  for (int64_t u = 0, q = 0; u < nvec; u++, q = q + 1 == f->period ? 0 : q + 1) {
+    __mmask16 tail = (__mmask16)(n - 16 * u >= 16 ? 0xffff : (1u << (n - 16 * u)) - 1);
+    const float *p = h + 16 * u - f->ph * W;
+    const uint16_t *vm = f->vmask + q * kh;
+    __m512 m = ninf;
+    for (int64_t a = 0; a < kh; a++) m = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)(vm[a] & tail), p + a * W), m);
+    _mm512_mask_storeu_ps(y + 16 * u, tail, m);
+  }
+  return false;
 }

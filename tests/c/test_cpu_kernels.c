@@ -28,6 +28,7 @@ typedef struct spec {
 } spec;
 
 static unsigned rng = 12345;
+static const char *want_kernel; /* the kernel run_both must select where the CPU has AVX-512 (NULL: any) */
 static double urand(void) {
   rng = rng * 1664525u + 1013904223u;
   return (double)(rng >> 8) / 16777216.0 * 2.0 - 1.0;
@@ -85,6 +86,10 @@ static double run_both(const char *what, rlx_op op, const rlx_params *p, int n_i
   CHECK_OK(vt->ref(n, vin, &ref, rscr));
   rlx_kernel kern = {.name = "reference", .run = rlx_reference_kernel};
   CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &kern));
+  if (want_kernel && rlx_cpu_avx512_math() && (!kern.name || strcmp(kern.name, want_kernel))) {
+    fprintf(stderr, "  %s: kernel %s, expected %s\n", what, kern.name ? kern.name : "(none)", want_kernel);
+    CHECK(false);
+  }
   if (!kern.fast) {
     fprintf(stderr, "  %s: no fast kernel was selected\n", what);
   } else {
@@ -367,6 +372,21 @@ TEST(pooling) {
   each_threads("maxpool 3x3 s1 p1", RLX_OP_POOL, &b, 1, (spec[]){F32(1, 8, 29, 30)});
   b.pool.kernel[0] = 5, b.pool.pad[0] = 2, b.pool.dilation[0] = 2; /* dilated rows, windows past both edges */
   each_threads("maxpool 5x3 dilated", RLX_OP_POOL, &b, 1, &big);
+  /* "same" pools over small planes run flat (pool.h): 7x7 and 14x14 (googlenet's), 29x30 (a period of 435
+   * vectors), runs of planes cut in tasks, with NaN (the planes redone) and without */
+  rlx_params f = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {3, 3}, .stride = {1, 1}, .pad = {1, 1},
+                           .dilation = {1, 1}, .ceil_mode = true}};
+  spec s7 = F32(1, 200, 7, 7), s14 = F32(2, 30, 14, 14);
+  want_kernel = "f32_maxpool2d_flat_avx512";
+  each_threads("maxpool 3x3 s1 7x7 flat", RLX_OP_POOL, &f, 1, &s7);
+  each_threads("maxpool 3x3 s1 14x14 flat", RLX_OP_POOL, &f, 1, &s14);
+  each_threads("maxpool 3x3 s1 29x30 flat", RLX_OP_POOL, &f, 1, (spec[]){F32(1, 8, 29, 30)});
+  s7.specials = s14.specials = true;
+  each_threads("maxpool 3x3 s1 7x7 flat NaN", RLX_OP_POOL, &f, 1, &s7);
+  each_threads("maxpool 3x3 s1 14x14 flat NaN", RLX_OP_POOL, &f, 1, &s14);
+  f.pool.kernel[0] = 5, f.pool.pad[0] = 2, f.pool.kernel[1] = 1, f.pool.pad[1] = 0; /* 5x1 */
+  each_threads("maxpool 5x1 s1 flat", RLX_OP_POOL, &f, 1, (spec[]){F32(1, 50, 9, 5)});
+  want_kernel = NULL;
   a.pool.kernel[0] = a.pool.kernel[1] = 3, a.pool.stride[0] = a.pool.stride[1] = 1, a.pool.divisor_override = 0;
   each_threads("avgpool 3x3 s1 include pad", RLX_OP_POOL, &a, 1, (spec[]){F32(1, 8, 29, 30)});
 }

@@ -1,6 +1,7 @@
 /*
  * test_pool.c — the fast 2-D f32 pooling kernel (cpu/pool.c; with AVX-512
- * its rows' interiors are pool_avx512.c's) against the reference kernel
+ * its rows' interiors are pool_avx512.c's, and "same" max pools over small
+ * planes run flat there) against the reference kernel
  * (src/ops/pool.c), to the bit: both take the window in row-major order,
  * the max keeps the first of equal values and its NaN rule, the average is
  * summed and divided in double. Geometries: kernels 1 to 7 and unequal
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/pool.h"
 #include "cpu/select.h"
 #include "cpu/vmath.h"
 #include "ops/ops_util.h"
@@ -78,8 +80,12 @@ static int run_case(const pool_case *c, int threads) {
   rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
   CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
   bool rows = rlx_cpu_avx512_math() && (c->is_max || c->dw == 1);
-  const char *want = rows ? (c->is_max ? "f32_maxpool2d_avx512" : "f32_avgpool2d_avx512")
-                          : (c->is_max ? "f32_maxpool2d_rows" : "f32_pool2d");
+  const rlx_shape *ys = &g.values[n->out[0]].shape;
+  bool flat = rows && c->is_max && c->sh == 1 && c->sw == 1 && c->dh == 1 && c->dw == 1 && ys->dims[2] == c->H &&
+              ys->dims[3] == c->W && c->H * c->W <= RLX_POOL_FLAT_MAX; /* "same" pools over small planes */
+  const char *want = flat ? "f32_maxpool2d_flat_avx512"
+                     : rows ? (c->is_max ? "f32_maxpool2d_avx512" : "f32_avgpool2d_avx512")
+                            : (c->is_max ? "f32_maxpool2d_rows" : "f32_pool2d");
   int bad = 0;
   if (strcmp(k.name, want)) {
     fprintf(stderr, "  kernel %s, expected %s\n", k.name, want);
@@ -100,6 +106,7 @@ static int run_case(const pool_case *c, int threads) {
     free(scr);
     rlx_threadpool_destroy(tp);
   }
+  rlx_aligned_free(k.packed);
   rlx_graph_free(&g);
   free(x), free(ref), free(fast);
   return bad ? 1 : 0;
