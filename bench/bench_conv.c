@@ -40,6 +40,8 @@ static const layer layers[] = {
     {16, 55, 55, 64, 3, 1, 1},   {32, 27, 27, 128, 3, 1, 1},  {48, 13, 13, 192, 3, 1, 1},
     {128, 14, 14, 32, 3, 1, 1},  {128, 7, 7, 32, 3, 1, 1},    {32, 77, 77, 32, 3, 1, 1},
     {32, 77, 77, 64, 3, 1, 1},
+    /* stems on the image's 3 channels: resnet's and googlenet's 7x7 stride 2, squeezenet's 3x3 stride 2 */
+    {3, 224, 224, 64, 7, 2, 3},  {3, 224, 224, 64, 3, 2, 0},
 };
 
 #define WAYS 5
