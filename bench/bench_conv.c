@@ -42,6 +42,8 @@ static const layer layers[] = {
     {32, 77, 77, 64, 3, 1, 1},
     /* stems on the image's 3 channels: resnet's and googlenet's 7x7 stride 2, squeezenet's 3x3 stride 2 */
     {3, 224, 224, 64, 7, 2, 3},  {3, 224, 224, 64, 3, 2, 0},
+    /* squeezenet's 13x13 fire modules: squeeze 384/512 -> 48/64, expand 1x1 64 -> 256 */
+    {384, 13, 13, 48, 1, 1, 0},  {512, 13, 13, 64, 1, 1, 0},  {64, 13, 13, 256, 1, 1, 0},  {64, 13, 13, 256, 3, 1, 1},
 };
 
 #define WAYS 5

@@ -516,6 +516,16 @@ static int64_t rows_cost(int64_t M, const rlx_sgemm_isa *isa) {
  * packed from phase planes both ways gains from the same ratios. */
 #define PIX_BAR_DIRECT 0.90
 #define PIX_BAR_IM2COL 0.92
+/* The pixel-major product's own passes (A's rows transposed from NCHW, C transposed back in its epilogue)
+ * cost about PIX_K0 more steps of K per output element, which the padding ratio above weighs only at
+ * resnet's larger K. bench/bench_conv, 1 and 2 threads: squeezenet's 13x13 1x1 convs (169 rows against
+ * 192 columns, 0.896 of the padding) ran pixel-major 23-28% slower than channel-major at K = 64 (64 ->
+ * 256) and tied at K = 512. The layers it turns channel-major, summed, minima of interleaved runs of the
+ * models (docs/perf.md): squeezenet's ten at 13x13 1.57 -> 1.31 ms (two threads) and 1.64 -> 1.46 (one),
+ * resnet50's six 256 -> 1024 at 14x14 3.15 -> 2.97 (two), googlenet's eighteen 2.66 -> 2.37 (two; one a
+ * tie), densenet121's ten at K = 256-544 0.64 -> 0.56 (two) and 0.83 -> 0.78 (one), resnet18's one; 12
+ * kept densenet's K = 448-544 pixel-major, a tie either way. */
+#define PIX_K0 16.0
 /* On one thread, a 1x1 conv whose weights pass PIX_ONE_THREAD_W bytes stays channel-major whatever the
  * padding: resnet50 at one thread, both ways per node (docs/perf.md), the pixel-major 1x1s with 1-4 MiB
  * of weights ran 1.06-1.2x the channel-major time (256 -> 1024 at 14x14, 512 -> 2048 at 7x7, the
@@ -532,7 +542,8 @@ bool rlx_conv_pix_pick(const conv_geo *c, int threads) {
   const rlx_sgemm_isa *pi = pix_isa(c), *ci = rlx_sgemm_active(); /* the channel-major way runs the widest panels */
   double std = (double)rows_cost(Og, ci) * (double)((osp + ci->nr - 1) / ci->nr * ci->nr);
   double pix = (double)rows_cost(osp, pi) * (double)((Og + pi->nr - 1) / pi->nr * pi->nr) / (pi->nr < ci->nr ? 0.87 : 1.0);
-  return pix < (rlx_conv_direct(c) ? PIX_BAR_DIRECT : PIX_BAR_IM2COL) * std;
+  double Kd = (double)((c->C / c->G) * c->kh * c->kw);
+  return pix * (1.0 + PIX_K0 / Kd) < (rlx_conv_direct(c) ? PIX_BAR_DIRECT : PIX_BAR_IM2COL) * std;
 }
 const char *rlx_conv_gemm_name(const conv_geo *c) {
   dw_geo pd;

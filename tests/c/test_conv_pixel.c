@@ -155,8 +155,9 @@ TEST(forced_edges) {
 }
 
 /* The chooser on resnet50's sgemm layers (only the choice, no run): pixel-major for the 7x7 and 14x14 layers,
- * channel-major where the image fills the panels (28x28 and up), and on one thread for the 1x1s with more
- * than 512 KiB of weights — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. */
+ * channel-major where the image fills the panels (28x28 and up), on one thread for the 1x1s with more
+ * than 512 KiB of weights, and where K is small enough that pixel-major's own passes outweigh its padding
+ * gain — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. */
 TEST(chooser_picks) {
   struct { int64_t C, H, O, k, s; int threads; const char *force, *want; } layers[] = {
       {512, 7, 2048, 1, 1, 2, NULL, PIX},                       /* layer4 conv3 */
@@ -167,9 +168,13 @@ TEST(chooser_picks) {
       {512, 14, 512, 3, 2, 1, NULL, PIX},                       /* layer4 block 1 conv2 (a 3x3) */
       {512, 14, 512, 3, 2, 2, NULL, PIX},
       {256, 28, 256, 3, 2, 1, NULL, PIX},                       /* layer3 block 1 conv2 (14x14 out) */
-      {256, 14, 1024, 1, 1, 2, NULL, PIX},                      /* layer3 conv3 */
+      /* layer3 conv3: at K = 256 pixel-major's own passes outweigh 0.875 of the padding (PIX_K0; two threads:
+       * resnet50's six such convs 3.15 -> 2.97 ms summed, minima of interleaved runs) */
+      {256, 14, 1024, 1, 1, 2, NULL, "f32_conv_1x1_sgemm"},
       {256, 14, 1024, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},     /* 1 MiB, one thread */
-      {512, 14, 128, 1, 1, 1, NULL, PIX},                       /* densenet's, 256 KiB */
+      {1024, 14, 128, 1, 1, 1, NULL, PIX},                      /* densenet's, 512 KiB */
+      {512, 14, 128, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* densenet's at K = 512: a tie either way */
+      {64, 13, 256, 1, 1, 2, NULL, "f32_conv_1x1_sgemm"},       /* squeezenet's expand, K = 64 (PIX_K0) */
       {128, 28, 512, 1, 1, 2, NULL, "f32_conv_1x1_sgemm"},      /* layer2 conv3 (28x28: the image fills the panels) */
       {128, 56, 128, 3, 2, 2, NULL, "f32_conv_phased_sgemm"},   /* layer2 block 1 conv2 (28x28 out) */
       {512, 7, 2048, 1, 1, 2, "0", "f32_conv_1x1_sgemm"},
