@@ -523,8 +523,8 @@ static int64_t rows_cost(int64_t M, const rlx_sgemm_isa *isa) {
  * 256) and tied at K = 512. The layers it turns channel-major, summed, minima of interleaved runs of the
  * models (docs/perf.md): squeezenet's ten at 13x13 1.57 -> 1.31 ms (two threads) and 1.64 -> 1.46 (one),
  * resnet50's six 256 -> 1024 at 14x14 3.15 -> 2.97 (two), googlenet's eighteen 2.66 -> 2.37 (two; one a
- * tie), densenet121's ten at K = 256-544 0.64 -> 0.56 (two) and 0.83 -> 0.78 (one), resnet18's one; 12
- * kept densenet's K = 448-544 pixel-major, a tie either way. */
+ * tie), densenet121's six at K = 256-416 0.64 -> 0.56 (two) and 0.83 -> 0.78 (one) and its four at K =
+ * 448-544 a tie, resnet18's one. */
 #define PIX_K0 16.0
 /* On one thread, a 1x1 conv whose weights pass PIX_ONE_THREAD_W bytes stays channel-major whatever the
  * padding: resnet50 at one thread, both ways per node (docs/perf.md), the pixel-major 1x1s with 1-4 MiB
