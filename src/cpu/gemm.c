@@ -91,9 +91,8 @@ const rlx_sgemm_isa *rlx_sgemm_active(void) {
  * 2.4 MiB) had each of four tasks at two threads pack all of it (its matmuls 5% slower, docs/perf.md).
  * Sized per product, so only such products pay for it (a 4 MiB shared block for every sgemm had grown
  * every model's scratch by 6 MiB). */
-static size_t b_block_bytes(void) { return (size_t)KC * NC * sizeof(float); }
+static size_t shared_bytes(void) { return (size_t)KC * NC * sizeof(float); }
 #define A_FILL_MAX (4 << 20)
-static size_t shared_bytes(void) { return b_block_bytes(); }
 static size_t a_block_bytes(void) { return (size_t)MC_MAX * KC * sizeof(float); }
 
 /* Rows of an A block for M rows: M split evenly into as few blocks of at

@@ -150,7 +150,7 @@ static void hmax_task(void *ctx, int64_t pl, int worker) {
 /* The flat run of "same" max pools over small planes (pool.h): its mask tables, made at compile time
  * (rlx_kernel.packed), for the planes' H and W. */
 typedef struct flat_masks {
-  int64_t H, W, q; /* q: planes a period spans (a run starts at a multiple of q) */
+  int64_t H, W; /* the plane it was made for */
   rlx_pool_flat f;
 } flat_masks;
 
@@ -182,7 +182,7 @@ static flat_masks *flat_make(const rlx_pool_params *p, int64_t H, int64_t W) {
         if (row + a - p->pad[0] >= 0 && row + a - p->pad[0] < H) vm[u * kh + a] |= (uint16_t)(1u << l);
     }
   }
-  fm->H = H, fm->W = W, fm->q = 16 / gcd16(hw);
+  fm->H = H, fm->W = W;
   fm->f = (rlx_pool_flat){H, W, kh, kw, p->pad[0], p->pad[1], period, hm, vm};
   return fm;
 }

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "rlx.h"
 
@@ -61,9 +62,21 @@ extern const char *rlx_test_current;
 
 #define TEST(name) static void test_##name(void)
 
+/* Each test is timed: one that takes over 2 s says so (CI's time goes mostly to the sanitizer builds). */
+static inline double rlx_test_now_(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 #define RLX_TEST_RUN_(name)                                                               \
-  rlx_test_current = #name;                                                               \
-  test_##name();
+  {                                                                                       \
+    rlx_test_current = #name;                                                             \
+    double t0_ = rlx_test_now_();                                                         \
+    test_##name();                                                                        \
+    double dt_ = rlx_test_now_() - t0_;                                                   \
+    if (dt_ > 2.0) printf("  %s: %.1f s\n", #name, dt_);                                  \
+  }
 
 #define TEST_MAIN(...)                                                                    \
   int rlx_test_failures = 0;                                                              \
