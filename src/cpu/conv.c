@@ -514,16 +514,14 @@ typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
 #define COST_GBS_2 17.0       /* two or more */
 #define COST_IM2COL_NS 0.25   /* per element packed (one thread), bounds-checked from the image */
 #define COST_PLANES_NS 0.03   /* the same with AVX-512 from the zero-padded plane (rlx_conv_planes_avx512) */
-/* Per element of V and M (one thread); F(4x4) on compact tiles (wg4_geo.compact: its B packer copies short
- * runs) COST_WG4_COMPACT times that. Refitted on the Xeon host (2026-12-05, docs/perf.md "Convolutions from a
- * padded plane"): every 3x3 stride-1 conv of seven models (squeezenet, resnet18/34/50, densenet121, googlenet,
- * vgg11; 37 layer shapes) timed each way at 1 and 2 threads; these and COST_PLANES_NS lose 0.96 ms against
- * the best way on every layer (summed over the models' layers, both thread counts), where the Zen 5 values
- * (0.6, 0.45, no compact term) and 0.25 lost 6.5 ms (DenseNet's 32-output layers, resnet's 14x14 ones on
- * F(4x4), squeezenet's and googlenet's narrow ones on Winograd). */
+/* Per element of V and M (one thread). Refitted on the Xeon host (2026-12-05, docs/perf.md "Convolutions from
+ * a padded plane"): every 3x3 stride-1 conv of seven models (squeezenet, resnet18/34/50, densenet121,
+ * googlenet, vgg11; 37 layer shapes) timed each way at 1 and 2 threads. A surcharge for F(4x4) on compact
+ * 13x13 and 14x14 tiles (2.5x, from that fit) was dropped on 2026-12-07 (docs/perf.md, "F(4x4) on compact
+ * tiles"): per-node A/B in the models ran those layers faster on F(4x4) (resnet18's, googlenet's) or within
+ * the noise (resnet50's, squeezenet's), on the Xeon host and on Zen 5. */
 #define COST_WG2_NS 1.2
 #define COST_WG4_NS 1.5
-#define COST_WG4_COMPACT 2.5
 
 static int64_t round_up64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -547,7 +545,7 @@ static double way_ns(conv_way way, const conv_geo *c, int threads) {
   case PICK_WG4:
     rlx_conv_wg4_geo(c, &w4);
     return product_ns(c->O, w4.N, c->C, 36 * c->N, 144 * O * C, threads) +
-           COST_WG4_NS * (w4.compact ? COST_WG4_COMPACT : 1.0) * 36 * (double)(c->N * w4.L) * (O + C) / t;
+           COST_WG4_NS * 36 * (double)(c->N * w4.L) * (O + C) / t;
   case PICK_GEMM:
     break;
   }

@@ -204,14 +204,14 @@ TEST(resnet_layer_sizes) {
 
 /* The chooser on resnet's 3x3 stride-1 layers (the full output channels; only the choice, no run): the
  * way bench_conv measures fastest on this host kind (docs/perf.md, "Convolutions from a padded plane"):
- * F(4x4) at 56x56 and 28x28, F(2x2) at 14x14 and 7x7; and on a 32-channel layer like inception_v4's stem
+ * F(4x4) at 56x56, 28x28 and 14x14, F(2x2) at 7x7; and on a 32-channel layer like inception_v4's stem
  * convs, where F(4x4)'s rounding is not taken (conv.c, WG4_MIN_C): the sgemm from the padded plane with
  * AVX-512 (0.83 ms against F(2x2)'s 1.1 at one thread; not checked without it, whose costs were not
  * measured on this host kind). */
 TEST(chooser_picks) {
   const char *narrow = rlx_conv_planes_avx512() ? "f32_conv_implicit_sgemm" : NULL;
   struct { int64_t C, H; const char *want; } layers[] = {
-      {64, 56, WG4}, {128, 28, WG4}, {256, 14, WG2}, {512, 7, WG2}, {32, 77, narrow}};
+      {64, 56, WG4}, {128, 28, WG4}, {256, 14, WG4}, {512, 7, WG2}, {32, 77, narrow}};
   for (size_t i = 0; i < RLX_COUNTOF(layers); i++)
     for (int threads = 1; threads <= 2 && layers[i].want; threads++) {
       int64_t C = layers[i].C, H = layers[i].H;
