@@ -518,8 +518,8 @@ typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
  * a padded plane"): every 3x3 stride-1 conv of seven models (squeezenet, resnet18/34/50, densenet121,
  * googlenet, vgg11; 37 layer shapes) timed each way at 1 and 2 threads. A surcharge for F(4x4) on compact
  * 13x13 and 14x14 tiles (2.5x, from that fit) was dropped on 2026-12-07 (docs/perf.md, "F(4x4) on compact
- * tiles"): per-node A/B in the models ran those layers faster on F(4x4) (resnet18's, googlenet's) or within
- * the noise (resnet50's, squeezenet's), on the Xeon host and on Zen 5. */
+ * tiles"): per-node A/B in the models on the Xeon host ran those layers faster on F(4x4) (resnet18's,
+ * googlenet's) or within the noise (resnet50's, squeezenet's); bench_conv on Zen 5 has F(4x4) ahead on them. */
 #define COST_WG2_NS 1.2
 #define COST_WG4_NS 1.5
 
