@@ -58,7 +58,9 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
      * unit axes (GPT-2's addmm, view, add; ViT's out_proj): the residual
      * read as y's elements in order (ops/matmul.c takes that shape) */
     if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res) {
-      /* through a chain of such reshapes (ViT's [L, E] -> [L, 1, E] -> [1, L, E]) */
+      /* through a chain of such reshapes (ViT's [L, E] -> [L, 1, E] -> [1, L, E]); `e` is its end. The
+       * activation case below starts at y's reader again (a chain's end is not what it looks at: with
+       * the chain's first reshape as its `via`, the activated value would stand for the end's shape). */
       int32_t ri = ci;
       for (;;) {
         const rlx_node *rn = &g->nodes[ri];
@@ -66,32 +68,37 @@ static rlx_status fuse_node(rlx_graph *g, int32_t pi, bool *changed) {
         if (nx < 0 || g->nodes[nx].op != RLX_OP_RESHAPE) break;
         ri = nx;
       }
-      c = &g->nodes[ri];
-    }
-    if (c->op == RLX_OP_RESHAPE && p->op == RLX_OP_MATMUL && !has_res && !rlx_is_graph_output(g, c->out[0]) &&
-        rlx_shape_same_nonunit(&g->values[c->out[0]].shape, &g->values[y].shape)) {
-      int32_t ai = rlx_single_consumer(g, c->out[0], (int32_t)(c - g->nodes));
-      const rlx_node *a = ai >= 0 ? &g->nodes[ai] : NULL;
-      if (a && a->op == RLX_OP_BINARY && a->p.binary.kind == RLX_BINARY_ADD && a->in[0] != a->in[1]) {
-        int32_t rv = a->in[0] == c->out[0] ? a->in[1] : a->in[0];
-        const rlx_value *r = &g->values[rv], *w = &g->values[c->out[0]];
-        if (r->dtype == w->dtype && rlx_shape_eq(&r->shape, &w->shape) &&
-            rlx_shape_eq(&g->values[a->out[0]].shape, &w->shape) && available_before(g, rv, pi)) {
-          rlx_status st = rlx_node_set_input(g, pi, 3, rv);
-          if (!st) st = rlx_node_absorb(g, pi, ai);
-          if (st) return st;
-          rlx_replace_uses(g, g->nodes[ai].out[0], c->out[0]);
-          *changed = true;
-          return RLX_OK;
+      const rlx_node *e = &g->nodes[ri];
+      if (!rlx_is_graph_output(g, e->out[0]) && rlx_shape_same_nonunit(&g->values[e->out[0]].shape, &g->values[y].shape)) {
+        int32_t ai = rlx_single_consumer(g, e->out[0], ri);
+        const rlx_node *a = ai >= 0 ? &g->nodes[ai] : NULL;
+        if (a && a->op == RLX_OP_BINARY && a->p.binary.kind == RLX_BINARY_ADD && a->in[0] != a->in[1]) {
+          int32_t rv = a->in[0] == e->out[0] ? a->in[1] : a->in[0];
+          const rlx_value *r = &g->values[rv], *w = &g->values[e->out[0]];
+          if (r->dtype == w->dtype && rlx_shape_eq(&r->shape, &w->shape) &&
+              rlx_shape_eq(&g->values[a->out[0]].shape, &w->shape) && available_before(g, rv, pi)) {
+            int32_t eo = e->out[0];
+            rlx_status st = rlx_node_set_input(g, pi, 3, rv);
+            if (!st) st = rlx_node_absorb(g, pi, ai);
+            if (st) return st;
+            rlx_replace_uses(g, g->nodes[ai].out[0], eo);
+            *changed = true;
+            return RLX_OK;
+          }
         }
       }
-      c = &g->nodes[ci]; /* not fused: the activation case below starts at y's reader again */
     }
-    /* act(reshape(y)) is reshape(act(y)): an activation behind a view (GPT-2's addmm, view, gelu) */
+    /* act(reshape(y)) is reshape(act(y)): an activation behind a view or a chain of them (GPT-2's addmm,
+     * view, gelu; LeViT's linear, view, view, hardswish), `via` the chain's end */
     int32_t via = -1;
-    if (c->op == RLX_OP_RESHAPE && !rlx_is_graph_output(g, c->out[0])) {
-      int32_t ui = rlx_single_consumer(g, c->out[0], ci);
-      if (ui >= 0 && g->nodes[ui].op == RLX_OP_UNARY) via = ci, ci = ui, c = &g->nodes[ci];
+    for (int32_t ri = ci; g->nodes[ri].op == RLX_OP_RESHAPE && !rlx_is_graph_output(g, g->nodes[ri].out[0]);) {
+      int32_t ui = rlx_single_consumer(g, g->nodes[ri].out[0], ri);
+      if (ui < 0) break;
+      if (g->nodes[ui].op == RLX_OP_UNARY) {
+        via = ri, ci = ui, c = &g->nodes[ci];
+        break;
+      }
+      ri = ui;
     }
     if (c->op == RLX_OP_UNARY && g->values[c->out[0]].dtype == g->values[y].dtype) {
       rlx_unary_kind k = c->p.unary.kind;

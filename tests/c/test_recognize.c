@@ -196,11 +196,14 @@ TEST(epilogue_behind_reshape) {
   rlx_graph_free(&g);
 }
 
-/* matmul -> reshapes that only add unit axes -> + r: the add goes into the
- * matmul's epilogue as its residual (read as the output's elements in order),
- * then the activation after it; the same bits, reference and fast. A reshape
- * that regroups axes ([10, 24] -> [2, 5, 24]) keeps the add apart. */
-static void residual_behind_reshape_case(bool regroup) {
+/* matmul -> two reshapes -> (+ r) -> relu. With the add: the add goes into the matmul's epilogue as its
+ * residual (read as the output's elements in order) where the reshapes only add unit axes, then the
+ * activation after it; a reshape that regroups axes ([10, 24] -> [2, 5, 24]) keeps the add apart. Without
+ * it (LeViT's linear, view, view, hardswish): the activation goes into the matmul and the chain's last
+ * reshape still gives the output its shape (the residual case once left the chain's end as the activation
+ * case's start, with the chain's first reshape standing in for the activated value: the zoo's levit ran on
+ * a [10, 1, 24] where its graph had [2, 5, 24]). The same bits as the unfused graph, reference and fast. */
+static void matmul_reshape_chain_case(bool add, bool regroup) {
   rlx_graph g;
   rlx_graph_init(&g);
   rlx_shape as = {.rank = 2, .dims = {10, 100}}, ws = {.rank = 2, .dims = {100, 24}};
@@ -217,7 +220,7 @@ static void residual_behind_reshape_case(bool regroup) {
   rlx_params r1 = {.shape = {.shape = s1}}, r2 = {.shape = {.shape = regroup ? s3 : s2}};
   int32_t v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &r1, &m, 1, "view", NULL);
   v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &r2, &v, 1, "view2", NULL);
-  CHECK_OK(rlx_graph_add_output(&g, un(&g, (rlx_unary_params){.kind = RLX_UNARY_RELU}, bin(&g, RLX_BINARY_ADD, v, res))));
+  CHECK_OK(rlx_graph_add_output(&g, un(&g, (rlx_unary_params){.kind = RLX_UNARY_RELU}, add ? bin(&g, RLX_BINARY_ADD, v, res) : v)));
   rlx_graph f;
   CHECK_OK(rlx_graph_clone(&g, &f));
   for (int pass = 0; pass < 2; pass++) { /* as passes.def: fuse_epilogue, dce, twice */
@@ -225,12 +228,15 @@ static void residual_behind_reshape_case(bool regroup) {
     CHECK_OK(rlx_pass_dce(&f));
     CHECK_OK(rlx_graph_verify(&f, "fuse_epilogue"));
   }
-  if (regroup) {
+  if (!add) {
+    CHECK(graph_count_op(&f, RLX_OP_UNARY) == 0 && f.nodes[0].p.matmul.ep.has_act);
+  } else if (regroup) {
     CHECK(graph_count_op(&f, RLX_OP_BINARY) == 1);
   } else {
     CHECK(graph_count_op(&f, RLX_OP_BINARY) == 0 && f.nodes[0].op == RLX_OP_MATMUL && f.nodes[0].n_in == 4 &&
           f.nodes[0].in[3] == res);
   }
+  CHECK(rlx_shape_eq(&f.values[f.outputs[0]].shape, &g.values[g.outputs[0]].shape));
   float *xs = malloc(sizeof(float) * 1000), *y0 = malloc(sizeof(float) * 240), *y1 = malloc(sizeof(float) * 240);
   for (int i = 0; i < 1000; i++) xs[i] = (float)((i * 13) % 29 - 14) * 0.05f;
   for (int threads = 0; threads <= 2; threads++) {
@@ -244,8 +250,13 @@ static void residual_behind_reshape_case(bool regroup) {
 }
 
 TEST(residual_behind_reshape) {
-  residual_behind_reshape_case(false);
-  residual_behind_reshape_case(true);
+  matmul_reshape_chain_case(true, false);
+  matmul_reshape_chain_case(true, true);
+}
+
+TEST(activation_behind_reshape_chain) {
+  matmul_reshape_chain_case(false, false);
+  matmul_reshape_chain_case(false, true);
 }
 
 /* norm -> activation: the activation goes into the norm's epilogue (layer,
@@ -429,5 +440,5 @@ TEST(causal_mask) {
   for (int kind = 0; kind <= 4; kind++) causal_mask_case(kind);
 }
 
-TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, residual_behind_reshape,
+TEST_MAIN(hardswish, hardsigmoid, near_misses, gelu_tanh, epilogue_behind_reshape, residual_behind_reshape, activation_behind_reshape_chain,
           norm_activation, gqa_repeat_kv, causal_mask)
