@@ -13,6 +13,7 @@
 #include "cpu/conv.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
+#include "cpu/tuning.h"
 #include "ops/ops_util.h"
 
 static bool geo_of(const rlx_conv_params *p, const rlx_shape *x, const rlx_shape *w, const rlx_shape *y,
@@ -514,14 +515,12 @@ typedef enum conv_way { PICK_GEMM, PICK_WG2, PICK_WG4 } conv_way;
 #define COST_GBS_2 17.0       /* two or more */
 #define COST_IM2COL_NS 0.25   /* per element packed (one thread), bounds-checked from the image */
 #define COST_PLANES_NS 0.03   /* the same with AVX-512 from the zero-padded plane (rlx_conv_planes_avx512) */
-/* Per element of V and M (one thread). Refitted on the Xeon host (2026-12-05, docs/perf.md "Convolutions from
- * a padded plane"): every 3x3 stride-1 conv of seven models (squeezenet, resnet18/34/50, densenet121,
- * googlenet, vgg11; 37 layer shapes) timed each way at 1 and 2 threads. A surcharge for F(4x4) on compact
- * 13x13 and 14x14 tiles (2.5x, from that fit) was dropped on 2026-12-07 (docs/perf.md, "F(4x4) on compact
- * tiles"): per-node A/B in the models on the Xeon host ran those layers faster on F(4x4) (resnet18's,
- * googlenet's) or within the noise (resnet50's, squeezenet's); bench_conv on Zen 5 has F(4x4) ahead on them. */
-#define COST_WG2_NS 1.2
-#define COST_WG4_NS 1.5
+/* The ns per element of V and M (one thread) are the host's (cpu/tuning.c). On the Xeon host they were
+ * refitted on 2026-12-05 (docs/perf.md "Convolutions from a padded plane"): every 3x3 stride-1 conv of seven
+ * models (squeezenet, resnet18/34/50, densenet121, googlenet, vgg11; 37 layer shapes) timed each way at 1 and
+ * 2 threads. A surcharge for F(4x4) on compact 13x13 and 14x14 tiles (2.5x, from that fit) was dropped on
+ * 2026-12-07 (docs/perf.md, "F(4x4) on compact tiles"): per-node A/B in the models on the Xeon host ran those
+ * layers faster on F(4x4) (resnet18's, googlenet's) or within the noise (resnet50's, squeezenet's). */
 
 static int64_t round_up64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -534,6 +533,7 @@ static double product_ns(int64_t M, int64_t N, int64_t K, int64_t count, double 
 }
 
 static double way_ns(conv_way way, const conv_geo *c, int threads) {
+  const rlx_cpu_tuning *tune = rlx_cpu_tuning_get();
   double t = threads > 1 ? threads : 1, O = (double)c->O, C = (double)c->C;
   wg_geo w2 = {0};
   wg4_geo w4 = {0};
@@ -541,11 +541,11 @@ static double way_ns(conv_way way, const conv_geo *c, int threads) {
   case PICK_WG2:
     wg_geo_of(c, &w2);
     return product_ns(c->O, w2.T, c->C, 16 * c->N, 64 * O * C, threads) +
-           COST_WG2_NS * 16 * (double)(c->N * w2.T) * (O + C) / t;
+           tune->wg2_ns * 16 * (double)(c->N * w2.T) * (O + C) / t;
   case PICK_WG4:
     rlx_conv_wg4_geo(c, &w4);
     return product_ns(c->O, w4.N, c->C, 36 * c->N, 144 * O * C, threads) +
-           COST_WG4_NS * 36 * (double)(c->N * w4.L) * (O + C) / t;
+           tune->wg4_ns * 36 * (double)(c->N * w4.L) * (O + C) / t;
   case PICK_GEMM:
     break;
   }
@@ -568,22 +568,50 @@ static bool all_finite(const float *w, int64_t n) {
 /* F(4x4) rounds worse than F(2x2) and the direct sum (docs/perf.md): in the
  * zoo's inception_v4 its 32-channel stem convs put the output 0.0033 from
  * float64 where eager torch is 0.0011 and the bar 0.0022 (an early layer's
- * error runs through the ~140 after it); without them 0.0018, and resnets,
- * whose F(4x4) layers all have 64 channels or more, are unchanged. A
- * measured rule, not a bound: RLX_WINOGRAD=4 still forces it. */
+ * error runs through the 74 convs after it); without them 0.0018, and
+ * resnets, whose F(4x4) layers all have 64 channels or more, are unchanged.
+ * So a conv of fewer than WG4_MIN_C input channels takes F(4x4) only where
+ * at most WG4_NARROW_AFTER convs and matmuls follow it on any path to the
+ * outputs: squeezenet's (15 or fewer after them; error 2.4e-7 -> 1.8e-7
+ * with all of them on F(4x4)) and googlenet's (17; 1.3e-5 -> 1.4e-5) do,
+ * inception_v3's stem (46; 9.2e-4 -> 1.5e-3, bar 2.2e-3) and inception_v4's
+ * (74) do not. Measured rules, not bounds: RLX_WINOGRAD=4 still forces it. */
 #define WG4_MIN_C 64
+#define WG4_NARROW_AFTER 32
 
-static conv_way conv_pick(const conv_geo *c, const float *w, int threads) {
+/* The most convs and matmuls on any path from node n's outputs to the graph's outputs (n not counted): one
+ * reverse pass over the nodes after n (the graph is in topological order). */
+static int32_t layers_after(const rlx_graph *g, const rlx_node *n) {
+  int32_t *depth = calloc((size_t)g->n_values, sizeof *depth), after = 0, self = (int32_t)(n - g->nodes);
+  if (!depth) return INT32_MAX; /* the caller then takes the careful way */
+  for (int32_t i = g->n_nodes - 1; i >= self; i--) {
+    const rlx_node *m = &g->nodes[i];
+    int32_t d = 0;
+    for (int32_t o = 0; o < m->n_out; o++) d = RLX_MAX(d, depth[m->out[o]]);
+    if (i == self) {
+      after = d;
+      break;
+    }
+    d += m->op == RLX_OP_CONV || m->op == RLX_OP_MATMUL;
+    for (int32_t j = 0; j < m->n_in; j++)
+      if (m->in[j] >= 0) depth[m->in[j]] = RLX_MAX(depth[m->in[j]], d);
+  }
+  free(depth);
+  return after;
+}
+
+static conv_way conv_pick(const rlx_graph *g, const rlx_node *n, const conv_geo *c, const float *w, int threads) {
   wg4_geo w4;
   const char *force = getenv("RLX_WINOGRAD");
   if ((force && !strcmp(force, "0")) || !all_finite(w, c->O * c->C * 9)) return PICK_GEMM;
   if (force && !strcmp(force, "2")) return PICK_WG2;
   bool wg4 = rlx_conv_wg4_geo(c, &w4);
   if (force && !strcmp(force, "4") && wg4) return PICK_WG4;
+  wg4 = wg4 && (c->C >= WG4_MIN_C || layers_after(g, n) <= WG4_NARROW_AFTER);
   conv_way best = PICK_GEMM;
   double ns = way_ns(PICK_GEMM, c, threads);
   for (conv_way v = PICK_WG2; v <= PICK_WG4; v++) {
-    if (v == PICK_WG4 && (!wg4 || c->C < WG4_MIN_C)) continue;
+    if (v == PICK_WG4 && !wg4) continue;
     double t = way_ns(v, c, threads);
     if (t < ns) best = v, ns = t;
   }
@@ -631,7 +659,7 @@ rlx_status rlx_cpu_try_conv(const rlx_graph *g, const rlx_graph *sym, const rlx_
   if (wg_ok && sym) wg_worth_range(sym, n, &c, &wg_lo, &wg_hi);
   conv_way way = PICK_GEMM;
   if (wg_ok && (!sym || spatial_fixed(sym, n))) { /* one image size: the cost model picks */
-    way = conv_pick(&c, wv->data, threads);
+    way = conv_pick(g, n, &c, wv->data, threads);
     wg_lo = wg_hi = way == PICK_WG2;
   }
   if (way == PICK_WG4) {

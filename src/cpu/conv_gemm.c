@@ -20,6 +20,7 @@
 #include "cpu/conv.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
+#include "cpu/tuning.h"
 #include "ops/ops_util.h"
 
 /* ---- implicit im2col: one B panel from the image ----
@@ -526,19 +527,18 @@ static int64_t rows_cost(int64_t M, const rlx_sgemm_isa *isa) {
  * tie), densenet121's six at K = 256-416 0.64 -> 0.56 (two) and 0.83 -> 0.78 (one) and its four at K =
  * 448-544 a tie, resnet18's one. */
 #define PIX_K0 16.0
-/* On one thread, a 1x1 conv whose weights pass PIX_ONE_THREAD_W bytes stays channel-major whatever the
- * padding: resnet50 at one thread, both ways per node (docs/perf.md), the pixel-major 1x1s with 1-4 MiB
- * of weights ran 1.06-1.2x the channel-major time (256 -> 1024 at 14x14, 512 -> 2048 at 7x7, the
- * strided downsamples) or tied, where densenet's, 128 output channels from 256-1024 (128-512 KiB), won
- * or tied. At two threads the pixel-major way won on all of them (0.76-1.0x but one): its rows split
- * evenly where 196 or 49 columns do not. The 3x3s keep the padding's choice. */
-#define PIX_ONE_THREAD_W (512 << 10)
+/* On one thread, a 1x1 conv whose weights pass the host's pix_one_thread_w bytes (cpu/tuning.c) stays
+ * channel-major whatever the padding. On the Xeon host, 512 KiB: resnet50 at one thread, both ways per node
+ * (docs/perf.md), the pixel-major 1x1s with 1-4 MiB of weights ran 1.06-1.2x the channel-major time (256 ->
+ * 1024 at 14x14, 512 -> 2048 at 7x7, the strided downsamples) or tied, where densenet's, 128 output channels
+ * from 256-1024 (128-512 KiB), won or tied. At two threads the pixel-major way won on all of them (0.76-1.0x
+ * but one): its rows split evenly where 196 or 49 columns do not. The 3x3s keep the padding's choice. */
 bool rlx_conv_pix_pick(const conv_geo *c, int threads) {
   const char *force = getenv("RLX_CONV_PIX");
   if (force) return strcmp(force, "0") != 0;
   int64_t Og = c->O / c->G, osp = c->OH * c->OW;
-  if (threads <= 1 && c->kh * c->kw == 1 && (size_t)Og * (size_t)(c->C / c->G) * sizeof(float) > PIX_ONE_THREAD_W)
-    return false;
+  size_t wbytes = (size_t)Og * (size_t)(c->C / c->G) * sizeof(float);
+  if (threads <= 1 && c->kh * c->kw == 1 && wbytes > rlx_cpu_tuning_get()->pix_one_thread_w) return false;
   const rlx_sgemm_isa *pi = pix_isa(c), *ci = rlx_sgemm_active(); /* the channel-major way runs the widest panels */
   double std = (double)rows_cost(Og, ci) * (double)((osp + ci->nr - 1) / ci->nr * ci->nr);
   double pix = (double)rows_cost(osp, pi) * (double)((Og + pi->nr - 1) / pi->nr * pi->nr) / (pi->nr < ci->nr ? 0.87 : 1.0);

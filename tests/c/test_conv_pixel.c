@@ -154,12 +154,55 @@ TEST(forced_edges) {
     }
 }
 
-/* The chooser on resnet50's sgemm layers (only the choice, no run): pixel-major for the 7x7 and 14x14 layers,
- * channel-major where the image fills the panels (28x28 and up), on one thread for the 1x1s with more
- * than 512 KiB of weights, and where K is small enough that pixel-major's own passes outweigh its padding
- * gain — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. */
+/* The kernel rlx_cpu_select picks for a lone conv (only the choice, no run). */
+static const char *pick(int64_t C, int64_t H, int64_t O, int64_t k, int64_t s, int threads, rlx_kernel *kern) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape xs = {.rank = 4, .dims = {1, C, H, H}}, ws = {.rank = 4, .dims = {O, C, k, k}};
+  float *w = buf(O * C * k * k);
+  for (int64_t e = 0; e < O * C * k * k; e++) w[e] = urand();
+  int32_t in[3] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_const(&g, RLX_DTYPE_F32, &ws, w), -1};
+  rlx_params p = {.conv = {.nd = 2, .stride = {s, s}, .pad = {k / 2, k / 2}, .dilation = {1, 1}, .groups = 1}};
+  int32_t node = rlx_graph_add_node(&g, RLX_OP_CONV, &p, in, 3, 1, "conv", NULL);
+  CHECK(node >= 0);
+  *kern = (rlx_kernel){.name = "reference", .run = rlx_reference_kernel};
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, kern));
+  rlx_aligned_free(kern->packed);
+  rlx_graph_free(&g);
+  free(w);
+  return kern->name;
+}
+
+typedef struct pick_case {
+  int64_t C, H, O, k, s;
+  int threads;
+  const char *force, *want;
+} pick_case;
+
+static void check_picks(const char *tuning, const pick_case *layers, size_t n) {
+  setenv("RLX_CPU_TUNING", tuning, 1);
+  for (size_t i = 0; i < n; i++) {
+    const pick_case *l = &layers[i];
+    if (l->force) setenv("RLX_CONV_PIX", l->force, 1);
+    rlx_kernel kern;
+    const char *got = pick(l->C, l->H, l->O, l->k, l->s, l->threads, &kern);
+    unsetenv("RLX_CONV_PIX");
+    if (strcmp(got, l->want))
+      fprintf(stderr, "  %s: %lld <- %lld %lldx%lld k%lld s%lld, %d thread(s): %s, expected %s\n", tuning, (long long)l->O,
+              (long long)l->C, (long long)l->H, (long long)l->H, (long long)l->k, (long long)l->s, l->threads, got, l->want);
+    CHECK(!strcmp(got, l->want));
+  }
+  unsetenv("RLX_CPU_TUNING");
+}
+
+/* The chooser on resnet50's sgemm layers, with the Xeon host's tuning (cpu/tuning.c): pixel-major for the 7x7
+ * and 14x14 layers, channel-major where the image fills the panels (28x28 and up), on one thread for the 1x1s
+ * with more than 512 KiB of weights, and where K is small enough that pixel-major's own passes outweigh its
+ * padding gain — conv_gemm.c, rlx_conv_pix_pick; RLX_CONV_PIX=0 turns it off. With the AMD EPYC host's,
+ * one thread's large 1x1s go pixel-major too (there 0.87-0.94x the channel-major time, docs/perf.md "Host
+ * tuning"). */
 TEST(chooser_picks) {
-  struct { int64_t C, H, O, k, s; int threads; const char *force, *want; } layers[] = {
+  static const pick_case xeon[] = {
       {512, 7, 2048, 1, 1, 2, NULL, PIX},                       /* layer4 conv3 */
       {512, 7, 2048, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* 4 MiB of weights, one thread */
       {2048, 7, 512, 1, 1, 2, NULL, PIX},                       /* layer4 conv1 */
@@ -181,34 +224,21 @@ TEST(chooser_picks) {
       {512, 7, 2048, 1, 1, 1, "1", PIX},
       {64, 1, 240, 1, 1, 1, NULL, PIX},                         /* a squeeze-excite 1x1 conv on its 1x1 image */
   };
+  static const pick_case amd[] = {
+      {512, 7, 2048, 1, 1, 1, NULL, PIX},                       /* 4 MiB of weights, one thread */
+      {2048, 7, 512, 1, 1, 1, NULL, PIX},
+      {1024, 14, 2048, 1, 2, 1, NULL, PIX},                     /* 8 MiB, one thread */
+      {1024, 14, 256, 1, 1, 1, NULL, PIX},
+      {256, 14, 1024, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},     /* the K rule still holds (PIX_K0) */
+      {128, 28, 512, 1, 1, 1, NULL, "f32_conv_1x1_sgemm"},      /* 28x28 */
+      {512, 7, 2048, 1, 1, 1, "0", "f32_conv_1x1_sgemm"},
+  };
   if (strcmp(rlx_sgemm_active()->name, "avx512")) { /* the bars were measured with the AVX-512 kernels */
     printf("  chooser_picks: not an AVX-512 sgemm (%s), skipped\n", rlx_sgemm_active()->name);
     return;
   }
-  for (size_t i = 0; i < RLX_COUNTOF(layers); i++) {
-    int64_t C = layers[i].C, H = layers[i].H, O = layers[i].O, k = layers[i].k, s = layers[i].s;
-    rlx_graph g;
-    rlx_graph_init(&g);
-    rlx_shape xs = {.rank = 4, .dims = {1, C, H, H}}, ws = {.rank = 4, .dims = {O, C, k, k}};
-    float *w = buf(O * C * k * k);
-    for (int64_t e = 0; e < O * C * k * k; e++) w[e] = urand();
-    int32_t in[3] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_const(&g, RLX_DTYPE_F32, &ws, w), -1};
-    rlx_params p = {.conv = {.nd = 2, .stride = {s, s}, .pad = {k / 2, k / 2}, .dilation = {1, 1}, .groups = 1}};
-    int32_t node = rlx_graph_add_node(&g, RLX_OP_CONV, &p, in, 3, 1, "conv", NULL);
-    CHECK(node >= 0);
-    if (layers[i].force) setenv("RLX_CONV_PIX", layers[i].force, 1);
-    rlx_kernel kern = {.name = "reference", .run = rlx_reference_kernel};
-    CHECK_OK(rlx_cpu_select(&g, NULL, node, layers[i].threads, &kern));
-    unsetenv("RLX_CONV_PIX");
-    if (strcmp(kern.name, layers[i].want))
-      fprintf(stderr, "  %lld <- %lld %lldx%lld k%lld s%lld, %d thread(s): %s, expected %s\n", (long long)O,
-              (long long)C, (long long)H, (long long)H, (long long)k, (long long)s, layers[i].threads, kern.name,
-              layers[i].want);
-    CHECK(!strcmp(kern.name, layers[i].want));
-    rlx_aligned_free(kern.packed);
-    rlx_graph_free(&g);
-    free(w);
-  }
+  check_picks("xeon", xeon, RLX_COUNTOF(xeon));
+  check_picks("amd-avx512", amd, RLX_COUNTOF(amd));
 }
 
 /* rlx_f32_transpose (AVX-512 register tiles where the CPU has them) against the plain loop: block sizes

@@ -20,10 +20,12 @@
  * leaves a margin of 3x and 2x for other data.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu/conv.h"
 #include "cpu/select.h"
+#include "cpu/tuning.h"
 #include "ops/ops_util.h"
 #include "runtime/runtime.h"
 #include "rand_buf.h"
@@ -202,37 +204,80 @@ TEST(resnet_layer_sizes) {
   }
 }
 
-/* The chooser on resnet's 3x3 stride-1 layers (the full output channels; only the choice, no run): the
- * way bench_conv measures fastest on this host kind (docs/perf.md, "Convolutions from a padded plane"):
- * F(4x4) at 56x56, 28x28 and 14x14, F(2x2) at 7x7; and on a 32-channel layer like inception_v4's stem
- * convs, where F(4x4)'s rounding is not taken (conv.c, WG4_MIN_C): the sgemm from the padded plane with
- * AVX-512 (0.83 ms against F(2x2)'s 1.1 at one thread; not checked without it, whose costs were not
- * measured on this host kind). */
-TEST(chooser_picks) {
-  const char *narrow = rlx_conv_planes_avx512() ? "f32_conv_implicit_sgemm" : NULL;
-  struct { int64_t C, H; const char *want; } layers[] = {
-      {64, 56, WG4}, {128, 28, WG4}, {256, 14, WG4}, {512, 7, WG2}, {32, 77, narrow}};
-  for (size_t i = 0; i < RLX_COUNTOF(layers); i++)
-    for (int threads = 1; threads <= 2 && layers[i].want; threads++) {
-      int64_t C = layers[i].C, H = layers[i].H;
-      rlx_graph g;
-      rlx_graph_init(&g);
-      rlx_shape xs = {.rank = 4, .dims = {1, C, H, H}}, ws = {.rank = 4, .dims = {C, C, 3, 3}};
-      float *w = buf(C * C * 9);
-      for (int64_t k = 0; k < C * C * 9; k++) w[k] = urand();
-      int32_t in[3] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_const(&g, RLX_DTYPE_F32, &ws, w), -1};
-      rlx_params p = {.conv = {.nd = 2, .stride = {1, 1}, .pad = {1, 1}, .dilation = {1, 1}, .groups = 1}};
-      int32_t node = rlx_graph_add_node(&g, RLX_OP_CONV, &p, in, 3, 1, "conv", NULL);
-      rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
-      CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
-      if (strcmp(k.name, layers[i].want))
-        fprintf(stderr, "  %lldx%lldx%lld, %d threads: %s, expected %s\n", (long long)C, (long long)H, (long long)H,
-                threads, k.name, layers[i].want);
-      CHECK(!strcmp(k.name, layers[i].want));
-      rlx_aligned_free(k.packed);
-      rlx_graph_free(&g);
-      free(w);
-    }
+/* The kernel rlx_cpu_select picks for a 3x3 stride-1 conv C -> O at HxH followed by a chain of `after` 1x1
+ * convs (only the choice, no run). */
+static const char *pick(int64_t C, int64_t H, int64_t O, int after, int threads, const char *tuning) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape xs = {.rank = 4, .dims = {1, C, H, H}}, ws = {.rank = 4, .dims = {O, C, 3, 3}}, w1s = {.rank = 4, .dims = {O, O, 1, 1}};
+  float *w = buf(O * C * 9), *w1 = buf(O * O);
+  for (int64_t k = 0; k < O * C * 9; k++) w[k] = urand();
+  for (int64_t k = 0; k < O * O; k++) w1[k] = urand();
+  int32_t in[3] = {rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), rlx_graph_add_const(&g, RLX_DTYPE_F32, &ws, w), -1};
+  rlx_params p = {.conv = {.nd = 2, .stride = {1, 1}, .pad = {1, 1}, .dilation = {1, 1}, .groups = 1}};
+  int32_t node = rlx_graph_add_node(&g, RLX_OP_CONV, &p, in, 3, 1, "conv", NULL), last = node;
+  CHECK(node >= 0);
+  rlx_params p1 = {.conv = {.nd = 2, .stride = {1, 1}, .pad = {0, 0}, .dilation = {1, 1}, .groups = 1}};
+  for (int i = 0; i < after && last >= 0; i++) {
+    int32_t in1[3] = {g.nodes[last].out[0], rlx_graph_add_const(&g, RLX_DTYPE_F32, &w1s, w1), -1};
+    last = rlx_graph_add_node(&g, RLX_OP_CONV, &p1, in1, 3, 1, "conv1x1", NULL);
+    CHECK(last >= 0);
+  }
+  setenv("RLX_CPU_TUNING", tuning, 1);
+  static char name[64];
+  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
+  unsetenv("RLX_CPU_TUNING");
+  snprintf(name, sizeof name, "%s", k.name);
+  rlx_aligned_free(k.packed);
+  rlx_graph_free(&g);
+  free(w), free(w1);
+  return name;
 }
 
-TEST_MAIN(wg4_edges, wg4_nonfinite, resnet_layer_sizes, chooser_picks)
+/* The chooser (cpu/conv.c, conv_pick) with each host's tuning (cpu/tuning.c). On resnet's 3x3 stride-1
+ * layers, the way bench_conv measures fastest on both hosts (docs/perf.md, "Convolutions from a padded
+ * plane", "Host tuning"): F(4x4) at 56x56, 28x28 and 14x14, F(2x2) at 7x7. On narrow layers (fewer than 64
+ * input channels): with the Xeon's rates, the sgemm from the padded plane with AVX-512 (0.83 ms against
+ * F(2x2)'s 1.1 at one thread; not checked without AVX-512, whose costs were not measured); with the AMD
+ * host's, F(4x4) (25-45% faster there) — but only where at most 32 convs or matmuls follow the layer
+ * (F(4x4)'s rounding through a deep network: conv.c, WG4_NARROW_AFTER), so not with 33 after it. */
+TEST(chooser_picks) {
+  const char *narrow = rlx_conv_planes_avx512() ? "f32_conv_implicit_sgemm" : NULL;
+  static const char *tunings[] = {"xeon", "amd-avx512"};
+  struct { int64_t C, H, O; int after; const char *want[2]; } layers[] = {
+      {64, 56, 64, 0, {WG4, WG4}},    {128, 28, 128, 0, {WG4, WG4}}, {256, 14, 256, 0, {WG4, WG4}},
+      {512, 7, 512, 0, {WG2, WG2}},   {64, 56, 64, 40, {WG4, WG4}},  /* 64 channels: F(4x4) however deep */
+      {32, 77, 32, 0, {narrow, WG4}}, {16, 55, 64, 0, {NULL, WG4}},  {32, 27, 128, 32, {NULL, WG4}},
+      {32, 27, 128, 33, {NULL, narrow}}, {32, 77, 32, 33, {narrow, narrow}},
+  };
+  for (size_t i = 0; i < RLX_COUNTOF(layers); i++)
+    for (int t = 0; t < 2; t++)
+      for (int threads = 1; threads <= 2 && layers[i].want[t]; threads++) {
+        const char *got = pick(layers[i].C, layers[i].H, layers[i].O, layers[i].after, threads, tunings[t]);
+        if (strcmp(got, layers[i].want[t]))
+          fprintf(stderr, "  %s: %lld -> %lld at %lldx%lld, %d convs after, %d threads: %s, expected %s\n", tunings[t],
+                  (long long)layers[i].C, (long long)layers[i].O, (long long)layers[i].H, (long long)layers[i].H,
+                  layers[i].after, threads, got, layers[i].want[t]);
+        CHECK(!strcmp(got, layers[i].want[t]));
+      }
+}
+
+/* RLX_CPU_TUNING names a row of cpu/tuning.c; an unknown or empty name leaves the host's own. */
+TEST(tuning_named) {
+  const rlx_cpu_tuning *host = rlx_cpu_tuning_get();
+  CHECK(host && host->name);
+  setenv("RLX_CPU_TUNING", "amd-avx512", 1);
+  CHECK(!strcmp(rlx_cpu_tuning_get()->name, "amd-avx512"));
+  CHECK(rlx_cpu_tuning_get()->wg4_ns < 1.0);
+  setenv("RLX_CPU_TUNING", "xeon", 1);
+  CHECK(!strcmp(rlx_cpu_tuning_get()->name, "xeon"));
+  CHECK(rlx_cpu_tuning_get()->wg4_ns == 1.5);
+  setenv("RLX_CPU_TUNING", "no-such-host", 1);
+  CHECK(rlx_cpu_tuning_get() == host);
+  setenv("RLX_CPU_TUNING", "", 1);
+  CHECK(rlx_cpu_tuning_get() == host);
+  unsetenv("RLX_CPU_TUNING");
+}
+
+TEST_MAIN(wg4_edges, wg4_nonfinite, resnet_layer_sizes, chooser_picks, tuning_named)
