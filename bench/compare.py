@@ -15,7 +15,14 @@ for each thread count, each round starts one fresh process per runtime, in
 an order rotated every round, after --pause seconds idle; the process loads
 the model, warms up and times --iters runs at that thread count, and prints
 one JSON line.  A runtime's figure is the median of its per-round medians;
-its spread, the lowest and highest per-round median.  Ratios are peer / rlx:
+its spread, the lowest and highest per-round median.  At two threads and
+more, the host check (bench/host_probe, built with rlx: an FMA loop timed on
+one thread and on N at once) runs before and after every round, and the
+report gives, per runtime, how many rounds it found the cores shared around
+(N threads below 0.8 x N times one): a shared VM's vCPUs can run as one core
+for seconds to minutes.  It is information, not a filter: on the 2-vCPU host
+of docs/perf.md rounds with a check below the bar often ran as fast as any.
+Ratios are peer / rlx:
 above 1, rlx is faster.  One process per runtime keeps the worker threads a
 runtime leaves spinning (OpenMP, ORT's pool, OpenVINO's TBB) from taking the
 cores of the next.
@@ -101,6 +108,21 @@ def run_worker(a, runtime: str, model: str, threads: int, iters: int, warmup: in
     return {"error": f"worker {how}, no result" + (f": {tail[0][:200]}" if tail else "")}
 
 
+PROBE = Path(os.environ.get("RLX_HOST_PROBE", REPO / "build" / "bench" / "host_probe"))
+
+
+def host_check(a, threads: int) -> float | None:
+    """bench/host_probe's speedup of N threads over one (N when N cores are
+    free), or None where there is nothing to check or no probe built."""
+    if threads < 2 or a.no_host_check or not PROBE.exists():
+        return None
+    try:
+        r = subprocess.run([str(PROBE), str(threads), "5"], capture_output=True, text=True, timeout=30)
+        return float(json.loads(r.stdout.strip().splitlines()[-1])["speedup"])
+    except (OSError, ValueError, KeyError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
 def pause(a) -> None:
     if a.pause > 0:
         time.sleep(a.pause)
@@ -132,14 +154,16 @@ def bench_model(a, model: str, results: list, versions: dict) -> None:
             order = ready[k % len(ready):] + ready[:k % len(ready)] if ready else []
             for rt in order:
                 pause(a)
+                before = host_check(a, t)
                 res = run_worker(a, rt, model, t, iters, warmup, False,
                                  logs / f"{model}.{rt}.t{t}.r{k}.log")
                 if "error" in res:
                     per[rt]["errors"].append(res["error"])
                     continue
-                per[rt]["rounds"].append({k2: res[k2] for k2 in
-                                          ("median_ms", "min_ms", "max_ms", "p90_ms", "times_ms")
-                                          if k2 in res})
+                rnd = {k2: res[k2] for k2 in ("median_ms", "min_ms", "max_ms", "p90_ms", "times_ms") if k2 in res}
+                if before is not None:
+                    rnd["host"] = [before, host_check(a, t)]
+                per[rt]["rounds"].append(rnd)
                 if res.get("note"):
                     per[rt]["note"] = res["note"]
                 if res.get("version"):
@@ -245,6 +269,7 @@ def markdown(meta: dict, results: list) -> str:
                            if r and "spread_ms" in r else "n/a")
             out.append("| " + " | ".join(row) + " |")
         out.append("")
+        out += host_note(results, models, runtimes, t)
     na = {}
     for r in results:
         if "median_ms" not in r:
@@ -264,6 +289,32 @@ def markdown(meta: dict, results: list) -> str:
             out.append(f"- `{m}`, {LABEL[rt]}: {n}")
         out.append("")
     return "\n".join(out)
+
+
+HOST_BAR = 0.8  # a host check below this x N times one thread's speed: the cores were shared
+
+
+def host_note(results: list, models: list, runtimes: list, t: int) -> list:
+    """The host check's line under a multi-thread table: its range, and per runtime the rounds it found the
+    cores shared around (information: these rounds are in the medians)."""
+    checks = [p for r in results if r["threads"] == t for x in r.get("rounds", []) for p in x.get("host", [])
+              if p is not None]
+    if not checks:
+        return []
+    shared = []
+    for m in models:
+        for rt in runtimes:
+            r = cell(results, m, rt, t)
+            rounds = r.get("rounds", []) if r else []
+            low = [x for x in rounds if any(p is not None and p < HOST_BAR * t for p in x.get("host", []))]
+            if low:
+                shared.append(f"`{m}` {LABEL[rt]} {len(low)} of {len(rounds)}")
+    line = (f"Host check (`bench/host_probe`, before and after each round): {t} threads of an FMA loop ran "
+            f"{min(checks):.2f}-{max(checks):.2f}x one thread's speed ({t:.2f}x: {t} free cores). ")
+    line += ((f"Rounds with a check below {HOST_BAR * t:.2f}x (the cores shared at some point; in the "
+              "medians all the same): " + "; ".join(shared) + ".") if shared else
+             f"No check was below {HOST_BAR * t:.2f}x.")
+    return [line, ""]
 
 
 def chart(meta: dict, results: list, path: Path) -> str | None:
@@ -381,6 +432,7 @@ def main() -> int:
     ap.add_argument("--write", metavar="FILE.md", help="write the report (and .json, _ratios.png)")
     ap.add_argument("--report", metavar="FILE.json", help="only re-render --write from saved results")
     ap.add_argument("--note", help="a remark for the report (e.g. on the machine's load)")
+    ap.add_argument("--no-host-check", action="store_true", help="no host check around the rounds")
     a = ap.parse_args()
 
     if a.report:
@@ -415,6 +467,8 @@ def main() -> int:
             "rounds": a.rounds, "iters": a.iters, "warmup": a.warmup, "large_iters": a.large_iters,
             "large_rounds": a.large_rounds or a.rounds,
             "pause": a.pause, "versions": {}, "note": a.note or ""}
+    if max(a.threads) > 1 and not a.no_host_check and not PROBE.exists():
+        print(f"note: no host check: {PROBE} is not built (cmake --build build --target host_probe)", flush=True)
     print(f"{meta['machine']}; threads {a.threads}; {a.rounds} rounds x {a.iters} runs; "
           f"work {a.work}", flush=True)
     results: list = []
