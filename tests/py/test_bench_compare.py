@@ -15,12 +15,25 @@ REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(os.environ.get("RLX_BIN", REPO / "build" / "rlx")).parent / "bench" / "host_probe"
 
 
-def load_compare():
-    sys.path.insert(0, str(REPO / "bench" / "peers"))
-    spec = importlib.util.spec_from_file_location("rlx_bench_compare", REPO / "bench" / "compare.py")
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_compare():
+    """bench/compare.py, its `import models` bound to bench/peers/models.py for the load (another test's
+    `models`, tests/zoo's, may be imported already under that name)."""
+    saved = sys.modules.get("models")
+    sys.modules["models"] = load("rlx_bench_peer_models", REPO / "bench" / "peers" / "models.py")
+    try:
+        return load("rlx_bench_compare", REPO / "bench" / "compare.py")
+    finally:
+        if saved is not None:
+            sys.modules["models"] = saved
+        else:
+            del sys.modules["models"]
 
 
 def result(runtime, threads, medians, hosts=None):
