@@ -78,5 +78,13 @@ typedef struct rlx_pool_flat {
 /* Elements [0, n) of x (a run of whole planes) into y, h scratch of n floats rounded up to 16; returns
  * whether a NaN was read (y is then unfinished: the caller redoes the planes with the plane passes). */
 bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f);
+/* The same run of a "same" average pool (inception's 3x3 branch pools at 25x25 down to 5x5, whose rows
+ * filled a third of a vector): one pass, each element's window in row-major order with the lanes outside
+ * the plane masked (they add +0.0, which leaves the sum unchanged: it starts at +0.0 and is never -0.0),
+ * summed in double, divided by `divisor` where it is not 0 (divisor_override; count_include_pad, whose
+ * windows all lie inside the padded plane when OH = H at stride 1: kh * kw), else by the lane's count of
+ * rows times columns inside (the masks'); a divisor of 0 gives NaN. The reference's sums and quotients to
+ * the bit. */
+void rlx_pool_avg_flat_avx512(const float *x, float *y, int64_t n, const rlx_pool_flat *f, int64_t divisor);
 
 #endif

@@ -214,32 +214,73 @@ void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_poo
   else max_plane(x, h, y, g, 0);
 }
 
-/* Average over the vector at column ox; the lanes outside the row add 0.0, which leaves a sum that started at
- * +0.0 unchanged (it is never -0.0). */
-AI void vec_avg(const rlx_pool_row *r, const int SW, const bool EDGE, int64_t ox, __mmask16 lanes) {
-  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
-  for (int a = 0; a < r->nrows; a++) {
-    const float *p = r->x + r->rows[a] + ox * r->sw - r->pw;
-    for (int64_t b = 0; b < r->kw; b++) {
-      __m512 v = load_cols(p + b * r->dw, SW, r->sw, EDGE ? inside(r, ox, b, lanes) : lanes);
-      lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-      hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
-    }
-  }
-  double div[16];
-  for (int i = 0; i < 16; i++) {
-    int64_t x0 = (ox + i) * r->sw - r->pw, end = x0 + r->kw;
-    div[i] = r->divisor ? (double)r->divisor
-             : r->include_pad ? (double)(r->hrows * ((end < r->W + r->pw ? end : r->W + r->pw) - x0))
-                              : (double)(r->nrows * ((end < r->W ? end : r->W) - (x0 > 0 ? x0 : 0)));
-  }
-  __m512d dlo = _mm512_loadu_pd(div), dhi = _mm512_loadu_pd(div + 8);
+/* acc (lo: lanes 0-7, hi: 8-15) += v's lanes, in double. */
+AI void add_pd(__m512d *lo, __m512d *hi, __m512 v) {
+  *lo = _mm512_add_pd(*lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  *hi = _mm512_add_pd(*hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+/* The sums over their divisors d (int32 lanes), rounded to float; NaN where d is 0 (the reference's rule). */
+AI __m512 avg_of(__m512d lo, __m512d hi, __m512i d) {
+  __m512d dlo = _mm512_cvtepi32_pd(_mm512_castsi512_si256(d)), dhi = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(d, 1));
   __m256 ylo = _mm512_cvtpd_ps(_mm512_div_pd(lo, dlo)), yhi = _mm512_cvtpd_ps(_mm512_div_pd(hi, dhi));
   __m512 y = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(ylo)), _mm256_castps_pd(yhi), 1));
-  __mmask16 zero = (__mmask16)(_mm512_cmp_pd_mask(dlo, _mm512_setzero_pd(), _CMP_EQ_OQ) |
-                               _mm512_cmp_pd_mask(dhi, _mm512_setzero_pd(), _CMP_EQ_OQ) << 8);
-  y = _mm512_mask_mov_ps(y, zero, _mm512_set1_ps(__builtin_nanf("")));
-  _mm512_mask_storeu_ps(r->y + ox, lanes, y);
+  return _mm512_mask_mov_ps(y, _mm512_cmp_epi32_mask(d, _mm512_setzero_si512(), _MM_CMPINT_EQ),
+                            _mm512_set1_ps(__builtin_nanf("")));
+}
+
+/* Average over the vector at column ox; the lanes outside the row add 0.0, which leaves a sum that started at
+ * +0.0 unchanged (it is never -0.0). The window's column masks depend on b only: made once, outside the rows. */
+AI void vec_avg(const rlx_pool_row *r, const int SW, const bool EDGE, int64_t ox, __mmask16 lanes) {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  __mmask16 in[RLX_POOL_COLS_MAX];
+  for (int64_t b = 0; b < r->kw; b++) in[b] = EDGE ? inside(r, ox, b, lanes) : lanes;
+  for (int a = 0; a < r->nrows; a++) {
+    const float *p = r->x + r->rows[a] + ox * r->sw - r->pw;
+    for (int64_t b = 0; b < r->kw; b++) add_pd(&lo, &hi, load_cols(p + b * r->dw, SW, r->sw, in[b]));
+  }
+  /* the divisor per lane: window [x0, x0 + kw) clipped to the padded row (count_include_pad) or the row */
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i d;
+  if (r->divisor) d = _mm512_set1_epi32((int)r->divisor);
+  else {
+    __m512i x0 = _mm512_sub_epi32(_mm512_mullo_epi32(_mm512_add_epi32(_mm512_set1_epi32((int)ox), iota),
+                                                     _mm512_set1_epi32((int)r->sw)),
+                                  _mm512_set1_epi32((int)r->pw)),
+            end = _mm512_add_epi32(x0, _mm512_set1_epi32((int)r->kw));
+    if (r->include_pad)
+      d = _mm512_mullo_epi32(_mm512_set1_epi32((int)r->hrows),
+                             _mm512_sub_epi32(_mm512_min_epi32(end, _mm512_set1_epi32((int)(r->W + r->pw))), x0));
+    else
+      d = _mm512_mullo_epi32(_mm512_set1_epi32(r->nrows),
+                             _mm512_max_epi32(_mm512_sub_epi32(_mm512_min_epi32(end, _mm512_set1_epi32((int)r->W)),
+                                                               _mm512_max_epi32(x0, _mm512_setzero_si512())),
+                                              _mm512_setzero_si512()));
+  }
+  _mm512_mask_storeu_ps(r->y + ox, lanes, avg_of(lo, hi, d));
+}
+
+void rlx_pool_avg_flat_avx512(const float *x, float *y, int64_t n, const rlx_pool_flat *f, int64_t divisor) {
+  const __m512i one = _mm512_set1_epi32(1);
+  int64_t nvec = (n + 15) / 16, kh = f->kh, kw = f->kw, W = f->W;
+  for (int64_t u = 0, q = 0; u < nvec; u++, q = q + 1 == f->period ? 0 : q + 1) {
+    __mmask16 tail = (__mmask16)(n - 16 * u >= 16 ? 0xffff : (1u << (n - 16 * u)) - 1);
+    const float *p = x + 16 * u - f->ph * W - f->pw;
+    const uint16_t *hm = f->hmask + q * kw, *vm = f->vmask + q * kh;
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (int64_t a = 0; a < kh; a++) {
+      __mmask16 ra = (__mmask16)(vm[a] & tail);
+      for (int64_t b = 0; b < kw; b++) add_pd(&lo, &hi, _mm512_maskz_loadu_ps((__mmask16)(ra & hm[b]), p + a * W + b));
+    }
+    __m512i d = _mm512_set1_epi32((int)divisor);
+    if (!divisor) { /* rows inside times columns inside */
+      __m512i rows = _mm512_setzero_si512(), cols = _mm512_setzero_si512();
+      for (int64_t a = 0; a < kh; a++) rows = _mm512_mask_add_epi32(rows, vm[a], rows, one);
+      for (int64_t b = 0; b < kw; b++) cols = _mm512_mask_add_epi32(cols, hm[b], cols, one);
+      d = _mm512_mullo_epi32(rows, cols);
+    }
+    _mm512_mask_storeu_ps(y + 16 * u, tail, avg_of(lo, hi, d));
+  }
 }
 
 AI void row(const rlx_pool_row *r, const int SW) {

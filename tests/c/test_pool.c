@@ -1,7 +1,7 @@
 /*
  * test_pool.c — the fast 2-D f32 pooling kernel (cpu/pool.c; with AVX-512
- * its rows' interiors are pool_avx512.c's, and "same" max pools over small
- * planes run flat there) against the reference kernel
+ * its rows' interiors are pool_avx512.c's, and "same" max and average
+ * pools over small planes run flat there) against the reference kernel
  * (src/ops/pool.c), to the bit: both take the window in row-major order,
  * the max keeps the first of equal values and its NaN rule, the average is
  * summed and divided in double. Geometries: kernels 1 to 7 and unequal
@@ -81,9 +81,9 @@ static int run_case(const pool_case *c, int threads) {
   CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
   bool rows = rlx_cpu_avx512_math() && (c->is_max || c->dw == 1);
   const rlx_shape *ys = &g.values[n->out[0]].shape;
-  bool flat = rows && c->is_max && c->sh == 1 && c->sw == 1 && c->dh == 1 && c->dw == 1 && ys->dims[2] == c->H &&
+  bool flat = rows && c->sh == 1 && c->sw == 1 && c->dh == 1 && c->dw == 1 && ys->dims[2] == c->H &&
               ys->dims[3] == c->W && c->H * c->W <= RLX_POOL_FLAT_MAX; /* "same" pools over small planes */
-  const char *want = flat ? "f32_maxpool2d_flat_avx512"
+  const char *want = flat ? (c->is_max ? "f32_maxpool2d_flat_avx512" : "f32_avgpool2d_flat_avx512")
                      : rows ? (c->is_max ? "f32_maxpool2d_avx512" : "f32_avgpool2d_avx512")
                             : (c->is_max ? "f32_maxpool2d_rows" : "f32_pool2d");
   int bad = 0;
@@ -155,6 +155,10 @@ TEST(avg_against_reference) {
       {false, 1, 16, 56, 56, 2, 2, 2, 2, 0, 0, 1, 1, false, false, 0, 0},  /* densenet's transition */
       {false, 1, 24, 35, 35, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 0, 0},   /* inception's branch */
       {false, 1, 24, 17, 17, 3, 3, 1, 1, 1, 1, 1, 1, false, false, 0, 0},  /* excluding the padding */
+      {false, 1, 40, 25, 25, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 0, 0},   /* inception's at 224: flat */
+      {false, 1, 300, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 0, 0},    /* its last, 5x5: flat */
+      {false, 2, 7, 12, 12, 5, 5, 1, 1, 2, 2, 1, 1, false, false, 0, 7},   /* flat, 5x5, ties and specials */
+      {false, 1, 9, 3, 7, 3, 5, 1, 1, 1, 2, 1, 1, false, false, 9, 7},     /* flat, divisor_override */
   };
   for (size_t i = 0; i < RLX_COUNTOF(nets); i++) each(&nets[i], "network layer");
   for (int64_t W = 1; W <= 70; W += (W < 36 ? 1 : 7))
