@@ -71,6 +71,22 @@ RLX_VEC_CLONES static void tr_tile4(uint32_t *restrict y, const uint32_t *restri
     for (int64_t j = 0; j < nb; j++) y[i * B + j] = x[j * A + i];
 }
 
+/* B = 2 (shufflenet's channel shuffle in NHWC: per pixel [2, A] -> [A, 2]): rows of two runs interleaved,
+ * `tile_a` outer rows a task. */
+RLX_VEC_CLONES static void interleave2(uint32_t *restrict y, const uint32_t *restrict x0, const uint32_t *restrict x1,
+                                       int64_t A) {
+  for (int64_t i = 0; i < A; i++) y[2 * i] = x0[i], y[2 * i + 1] = x1[i];
+}
+
+static void interleave_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const tr_job *j = ctx;
+  for (int64_t o = t * j->tile_a, end = RLX_MIN(j->outer, o + j->tile_a); o < end; o++) {
+    const uint32_t *x = (const uint32_t *)j->x + o * j->xo;
+    interleave2((uint32_t *)j->y + o * 2 * j->A, x, x + j->A, j->A);
+  }
+}
+
 static void tr_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const tr_job *j = ctx;
@@ -111,6 +127,11 @@ static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const i
       (r == 2 || j.st[r - 3] == j.dims[r - 2] * j.dims[r - 1]) && (r <= 3)) { /* a transpose of the inner two */
     tr_job t = {.x = x, .y = out->data, .es = es, .outer = r == 3 ? j.dims[0] : 1, .A = j.dims[r - 2],
                 .B = j.dims[r - 1], .xo = r == 3 ? j.st[0] : 0};
+    if (t.B == 2 && es == 4) { /* rows of 2: an interleave, about 4096 elements a task */
+      t.tile_a = RLX_MAX(1, 2048 / t.A);
+      rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, (t.outer + t.tile_a - 1) / t.tile_a, interleave_task, &t);
+      return;
+    }
     t.tile_a = t.B < TILE ? TILE * TILE / t.B : TILE; /* narrow rows (3 channels): taller tiles */
     t.tiles_a = (t.A + t.tile_a - 1) / t.tile_a, t.tiles_b = (t.B + TILE - 1) / TILE;
     int64_t tasks = t.outer * t.tiles_a * t.tiles_b;

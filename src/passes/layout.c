@@ -15,7 +15,9 @@
  * big inputs all have a twin run on the twins (their small operands — a
  * per-channel scale, a constant — get a permute of their own, folded when
  * constant); a reduction over rank-4 dims runs on the twin with its axes
- * renumbered; a concat likewise; a permute to NHWC of a value with a twin is
+ * renumbered; a concat and a slice likewise; a channel shuffle (reshape to
+ * [N, g, C/g, H, W], axes 1 and 2 swapped, reshape back) through rank-5
+ * twins [N, H, W, g, C/g] (do_reshape); a permute to NHWC of a value with a twin is
  * the twin, and a permute to NCHW records its input as its output's twin
  * (convnext's own permutes). Every node that needs NCHW still reads the old
  * value, through its back-permute; back-permutes nobody reads are removed
@@ -251,11 +253,75 @@ static rlx_status do_concat(layout_ctx *c, int32_t i) {
   return convert(c, i, &p, in, n_in);
 }
 
+static rlx_status do_slice(layout_ctx *c, int32_t i) {
+  const rlx_node *n = &c->g->nodes[i];
+  int32_t x = n->in[0];
+  if (n->n_in != 1 || c->nhwc[x] < 0 || c->g->values[x].shape.rank != 4) return RLX_OK;
+  rlx_params p = n->p;
+  p.slice.axis = NEW_AXIS[n->p.slice.axis];
+  return convert(c, i, &p, &c->nhwc[x], 1);
+}
+
+/* A channel shuffle (shufflenet: [N, C, H, W] viewed as [N, g, C/g, H, W], its axes 1 and 2 swapped, viewed
+ * back as [N, C, H, W]) on twins. A rank-5 value v [N, a, b, H, W] made from a twinned one has for twin t
+ * [N, H, W, a, b] (t[n, h, w, i, j] = v[n, i, j, h, w]): made by a reshape splitting a twin's channels, by the
+ * permute swapping t's axes 3 and 4 where v's 1 and 2 are swapped, and a reshape merging v's axes 1 and 2
+ * merges t's 3 and 4 into a rank-4 twin. Each twin is new nodes beside the old ones (which dce removes when
+ * nothing NCHW reads them). */
+static int32_t twin_reshape(layout_ctx *c, int32_t t, const int64_t *dims, int rank) {
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  p.shape.shape.rank = rank;
+  for (int k = 0; k < rank; k++) p.shape.shape.dims[k] = dims[k];
+  return add(c, RLX_OP_RESHAPE, &p, &t, 1, c->g->values[t].name, NULL);
+}
+
+static rlx_status do_reshape(layout_ctx *c, int32_t i) {
+  const rlx_node *n = &c->g->nodes[i];
+  int32_t x = n->in[0], y = n->out[0];
+  const rlx_shape *xs = &c->g->values[x].shape, *ys = &c->g->values[y].shape;
+  if (c->nhwc[x] < 0 || rlx_shape_is_symbolic(xs) || rlx_shape_is_symbolic(ys)) return RLX_OK;
+  int32_t t = -1;
+  if (xs->rank == 4 && ys->rank == 5 && ys->dims[0] == xs->dims[0] && ys->dims[1] * ys->dims[2] == xs->dims[1] &&
+      ys->dims[3] == xs->dims[2] && ys->dims[4] == xs->dims[3]) {
+    int64_t d[5] = {ys->dims[0], ys->dims[3], ys->dims[4], ys->dims[1], ys->dims[2]};
+    t = twin_reshape(c, c->nhwc[x], d, 5);
+  } else if (xs->rank == 5 && ys->rank == 4 && ys->dims[0] == xs->dims[0] && ys->dims[1] == xs->dims[1] * xs->dims[2] &&
+             ys->dims[2] == xs->dims[3] && ys->dims[3] == xs->dims[4]) {
+    int64_t d[4] = {ys->dims[0], ys->dims[2], ys->dims[3], ys->dims[1]};
+    t = twin_reshape(c, c->nhwc[x], d, 4);
+  } else {
+    return RLX_OK;
+  }
+  if (t < 0) return rlx_last_status();
+  c->nhwc[y] = t;
+  return RLX_OK;
+}
+
+static rlx_status do_permute5(layout_ctx *c, int32_t i) {
+  static const int32_t SWAP12[5] = {0, 2, 1, 3, 4}, SWAP34[5] = {0, 1, 2, 4, 3};
+  const rlx_node *n = &c->g->nodes[i];
+  int32_t x = n->in[0];
+  if (c->nhwc[x] < 0) return RLX_OK;
+  for (int k = 0; k < 5; k++)
+    if (n->p.permute.perm[k] != SWAP12[k]) return RLX_OK;
+  rlx_params p;
+  memset(&p, 0, sizeof p);
+  for (int k = 0; k < RLX_MAX_RANK; k++) p.permute.perm[k] = k < 5 ? SWAP34[k] : -1;
+  int32_t t = add(c, RLX_OP_PERMUTE, &p, &c->nhwc[x], 1, n->label, NULL);
+  if (t < 0) return rlx_last_status();
+  c->nhwc[n->out[0]] = t;
+  return RLX_OK;
+}
+
 static rlx_status do_node(layout_ctx *c, int32_t i) {
   rlx_node *n = &c->g->nodes[i];
   switch (n->op) {
     case RLX_OP_CONV: return do_conv(c, i);
+    case RLX_OP_SLICE: return do_slice(c, i);
+    case RLX_OP_RESHAPE: return do_reshape(c, i);
     case RLX_OP_PERMUTE:
+      if (c->g->values[n->in[0]].shape.rank == 5) return do_permute5(c, i);
       if (c->g->values[n->in[0]].shape.rank != 4) return RLX_OK;
       if (is_perm(n, TO_NCHW)) {
         c->nhwc[n->out[0]] = n->in[0];

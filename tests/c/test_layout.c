@@ -279,7 +279,37 @@ TEST(model_permutes) {
   check_case(&g, 1, 0, true);
 }
 
-/* The transposing permute at edge sizes, against the reference kernel. */
+/* A shufflenet unit: two branches concatenated, the channel shuffle (view as [N, 2, C/2, H, W], axes 1
+ * and 2 swapped, view back), split in halves along the channels, one half through a conv and concatenated
+ * again. All of it runs on twins: the slices and concats on axis 3, the shuffle as a reshape to
+ * [N, H, W, 2, C/2], the permute of its axes 3 and 4 (the interleave in cpu/movement.c) and a reshape
+ * back; the model's rank-5 permute is left dead. */
+TEST(shuffle) {
+  for (int64_t half = 5; half <= 16; half += 11) {
+    rlx_graph g;
+    rlx_graph_init(&g);
+    rlx_shape xs = shp4(1, half, 9, 7);
+    int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
+    int32_t a = conv(&g, "dw", x, half, 3, 1, 1, 1, half), b = conv(&g, "pw", x, half, 1, 1, 0, 1, 1);
+    rlx_params cat = {.axis = {.axis = 1}};
+    int32_t cc = rlx_graph_add1(&g, RLX_OP_CONCAT, &cat, (int32_t[]){a, b}, 2, "cat", NULL);
+    rlx_params v5 = {.shape = {.shape = {.rank = 5, .dims = {1, 2, half, 9, 7}}}};
+    int32_t v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &v5, &cc, 1, "view", NULL);
+    rlx_params sw = {.permute = {.perm = {0, 2, 1, 3, 4, -1, -1, -1}}};
+    int32_t t = rlx_graph_add1(&g, RLX_OP_PERMUTE, &sw, &v, 1, "permute", NULL);
+    rlx_params v4 = {.shape = {.shape = shp4(1, 2 * half, 9, 7)}};
+    int32_t u = rlx_graph_add1(&g, RLX_OP_RESHAPE, &v4, &t, 1, "view_1", NULL);
+    rlx_params lo = {.slice = {.axis = 1, .start = 0, .end = half, .step = 1}};
+    rlx_params hi = {.slice = {.axis = 1, .start = half, .end = 2 * half, .step = 1}};
+    int32_t s0 = rlx_graph_add1(&g, RLX_OP_SLICE, &lo, &u, 1, "split", NULL);
+    int32_t s1 = rlx_graph_add1(&g, RLX_OP_SLICE, &hi, &u, 1, "split_1", NULL);
+    int32_t c = conv(&g, "pw_1", s1, half, 1, 1, 0, 1, 1);
+    CHECK_OK(rlx_graph_add_output(&g, rlx_graph_add1(&g, RLX_OP_CONCAT, &cat, (int32_t[]){s0, c}, 2, "cat_1", NULL)));
+    check_case(&g, 3, 2, true); /* x's permute, the twin's permute and the output's; the model's one gone */
+  }
+}
+
+/* The transposing permute at edge sizes, against the reference kernel; then the interleave (rows of 2). */
 TEST(transpose) {
   int64_t shapes[][4] = {{1, 3, 224, 5}, {2, 5, 7, 3}, {1, 33, 1, 65}, {1, 64, 9, 9}, {3, 1, 1, 1}, {1, 0, 4, 4}};
   for (size_t s = 0; s < RLX_COUNTOF(shapes); s++)
@@ -298,6 +328,21 @@ TEST(transpose) {
       free(a[0]), free(b[0]), free(a), free(b), free(in);
       rlx_graph_free(&g);
     }
+  for (int64_t A = 1; A <= 70; A += 3) { /* [N, H, W, 2, A] -> [N, H, W, A, 2] */
+    rlx_graph g;
+    rlx_graph_init(&g);
+    rlx_shape xs = {.rank = 5, .dims = {1, 3, A % 4 + 1, 2, A}};
+    int32_t x = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs);
+    rlx_params p = {.permute = {.perm = {0, 1, 2, 4, 3, -1, -1, -1}}};
+    CHECK_OK(rlx_graph_add_output(&g, rlx_graph_add1(&g, RLX_OP_PERMUTE, &p, &x, 1, "p", NULL)));
+    int64_t n = rlx_shape_numel(&xs);
+    float *in = malloc(sizeof(float) * (size_t)n);
+    for (int64_t e = 0; e < n; e++) in[e] = (float)e;
+    float **a = graph_run(&g, &in, 0, NULL), **b = graph_run(&g, &in, 2, NULL);
+    CHECK(close_to(a[0], b[0], n, 0, "interleave"));
+    free(a[0]), free(b[0]), free(a), free(b), free(in);
+    rlx_graph_free(&g);
+  }
 }
 
-TEST_MAIN(inverted_residual, dense_convs, grouped, reduce_concat, operands, policy, model_permutes, transpose)
+TEST_MAIN(inverted_residual, dense_convs, grouped, reduce_concat, operands, policy, model_permutes, shuffle, transpose)
