@@ -27,6 +27,7 @@
  * stride and dilation; average pooling runs pool_one on every column.
  */
 #include <math.h>
+#include <string.h>
 
 #include "cpu/pool.h"
 #include "cpu/select.h"
@@ -48,6 +49,8 @@ typedef struct pool_job {
   float *y;
   int64_t H, W, OH, OW;
   char *scratch; /* max pooling: per worker, max_row_floats() floats */
+  int64_t C;     /* channels_last: the channels */
+  bool avx512;   /* channels_last: the AVX-512 max rows */
 } pool_job;
 
 /* Phase planes of one row: QW columns per phase. */
@@ -242,10 +245,100 @@ static void rows_task(void *ctx, int64_t pl, int worker) {
   }
 }
 
+/* ---- channels-last (the layout pass's: x [N, H, W, C] -> y [N, OH, OW, C]) ----
+ *
+ * Each output pixel's channels in blocks of NHWC_BLOCK, vectorized along the channels: the window's taps
+ * inside the image in row-major order, each a contiguous run of the block's channels — per lane the
+ * reference's steps (max: b replaces a where b > a or b is NaN, unless a is NaN, from -inf, as vmaxps
+ * where the row reads no NaN, else the row again with the full step; average: summed in double, one
+ * division), so its bits. Tasks are output rows. */
+#define NHWC_BLOCK 64
+
+/* One output row, the whole of it one function (cloned per ISA, its channel loops vectorized inline). Max:
+ * EXACT, the reference's step; else b > a ? b : a (the step where neither is NaN, vmaxps), returning
+ * whether a NaN (or an infinity: v * 0 is NaN for both) was read, for the caller to redo the row exactly. */
+RLX_VEC_CLONES static int nhwc_row(const pool_job *j, int64_t t, bool exact) {
+  int nan = 0;
+  const rlx_pool_params *p = j->p;
+  int64_t C = j->C, b = t / j->OH, oy = t % j->OH;
+  int64_t kh = p->kernel[0], kw = p->kernel[1], dh = p->dilation[0], dw = p->dilation[1];
+  int64_t y0 = oy * p->stride[0] - p->pad[0];
+  bool is_max = p->kind == RLX_POOL_MAX;
+  const float *img = j->x + b * j->H * j->W * C;
+  for (int64_t ox = 0; ox < j->OW; ox++) {
+    int64_t x0 = ox * p->stride[1] - p->pad[1];
+    float *y = j->y + ((b * j->OH + oy) * j->OW + ox) * C;
+    for (int64_t c0 = 0; c0 < C; c0 += NHWC_BLOCK) {
+      int64_t nc = RLX_MIN(NHWC_BLOCK, C - c0), count = 0;
+      float *restrict m = y + c0;
+      double s[NHWC_BLOCK];
+      float q[NHWC_BLOCK]; /* max: + v * 0 per tap, NaN once a NaN (or an infinity) was read */
+      for (int64_t c = 0; c < nc; c++) m[c] = -INFINITY;
+      if (is_max)
+        for (int64_t c = 0; c < nc; c++) q[c] = 0.0f;
+      else
+        for (int64_t c = 0; c < nc; c++) s[c] = 0.0;
+      for (int64_t a = 0; a < kh; a++) {
+        int64_t iy = y0 + a * dh;
+        if (iy < 0 || iy >= j->H) continue;
+        for (int64_t e = 0; e < kw; e++) {
+          int64_t ix = x0 + e * dw;
+          if (ix < 0 || ix >= j->W) continue;
+          const float *restrict v = img + (iy * j->W + ix) * C + c0;
+          if (is_max && exact)
+            for (int64_t c = 0; c < nc; c++) m[c] = (v[c] > m[c] || v[c] != v[c]) && m[c] == m[c] ? v[c] : m[c];
+          else if (is_max)
+            for (int64_t c = 0; c < nc; c++) m[c] = v[c] > m[c] ? v[c] : m[c], q[c] += v[c] * 0.0f;
+          else
+            for (int64_t c = 0; c < nc; c++) s[c] += (double)v[c];
+          count++;
+        }
+      }
+      if (is_max) {
+        if (!exact)
+          for (int64_t c = 0; c < nc; c++) nan |= q[c] != q[c];
+        continue;
+      }
+      int64_t hend = RLX_MIN(y0 + kh, j->H + p->pad[0]), wend = RLX_MIN(x0 + kw, j->W + p->pad[1]);
+      int64_t div = p->divisor_override ? p->divisor_override : p->count_include_pad ? (hend - y0) * (wend - x0) : count;
+      double d = (double)div;
+      for (int64_t c = 0; c < nc; c++) m[c] = div ? (float)(s[c] / d) : NAN;
+    }
+  }
+  return nan;
+}
+
+static void nhwc_row_task(void *ctx, int64_t t, int worker) {
+  (void)worker;
+  const pool_job *j = ctx;
+  const rlx_pool_params *p = j->p;
+  if (p->kind == RLX_POOL_MAX && j->avx512 && p->kernel[0] <= RLX_POOL_ROWS_MAX) {
+    int64_t b = t / j->OH, oy = t % j->OH, rows[RLX_POOL_ROWS_MAX];
+    rlx_pool_nhwc_row r = {.rows = rows, .W = j->W, .C = j->C, .OW = j->OW, .sw = p->stride[1], .pw = p->pad[1],
+                           .kw = p->kernel[1], .dw = p->dilation[1]};
+    for (int64_t a = 0; a < p->kernel[0]; a++) {
+      int64_t iy = oy * p->stride[0] - p->pad[0] + a * p->dilation[0];
+      if (iy >= 0 && iy < j->H) rows[r.nrows++] = iy * j->W * j->C;
+    }
+    if (!rlx_pool_max_nhwc_row_avx512(j->x + b * j->H * j->W * j->C, j->y + t * j->OW * j->C, &r)) return;
+  } else if (!nhwc_row(ctx, t, false)) {
+    return;
+  }
+  nhwc_row(ctx, t, true); /* a NaN (or an infinity) read: the reference's step */
+}
+
+static rlx_status nhwc_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
+  pool_job j = {&n->p.pool, in[0].data, out[0].data, in[0].dims[1], in[0].dims[2], out[0].dims[1], out[0].dims[2], NULL,
+                in[0].dims[3], rlx_cpu_avx512_math()};
+  int64_t rows = in[0].dims[0] * j.OH;
+  rlx_parallel_for(rows * j.OW * j.C >= 4096 ? x->tp : NULL, rows, nhwc_row_task, &j);
+  return RLX_OK;
+}
+
 static rlx_status pool_run(const rlx_node *n, const rlx_tensor_view *in, rlx_tensor_view *out, const rlx_exec *x) {
   int r = in[0].rank;
   pool_job j = {&n->p.pool, in[0].data, out[0].data, in[0].dims[r - 2], in[0].dims[r - 1], out[0].dims[r - 2],
-                out[0].dims[r - 1], NULL};
+                out[0].dims[r - 1], NULL, 0, false};
   int64_t planes = rlx_dims_prod(in[0].dims, 0, r - 2);
   j.scratch = x->scratch;
   bool is_max = n->p.pool.kind == RLX_POOL_MAX;
@@ -273,6 +366,11 @@ rlx_status rlx_cpu_try_pool(const rlx_graph *g, const rlx_graph *sym, const rlx_
   (void)sym;
   const rlx_value *xv = rlx_in(g, n, 0);
   if (n->p.pool.nd != 2 || n->n_out != 1 || xv->dtype != RLX_DTYPE_F32) return RLX_OK;
+  if (n->p.pool.channels_last) {
+    k->run = nhwc_run, k->fast = true, k->scratch = 0;
+    k->name = n->p.pool.kind == RLX_POOL_MAX ? "f32_maxpool2d_nhwc" : "f32_avgpool2d_nhwc";
+    return RLX_OK;
+  }
   k->run = pool_run, k->fast = true, k->name = "f32_pool2d", k->scratch = 0;
   bool is_max = n->p.pool.kind == RLX_POOL_MAX;
   if (rows_ok(&n->p.pool, xv->shape.dims[xv->shape.rank - 1]) && !is_max) {

@@ -85,6 +85,16 @@ bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, con
  * windows all lie inside the padded plane when OH = H at stride 1: kh * kw), else by the lane's count of
  * rows times columns inside (the masks'); a divisor of 0 gives NaN. The reference's sums and quotients to
  * the bit. */
+/* One output row of a channels-last max pool (x [H][W][C] of one image; rows: the offsets, in floats, of
+ * the window's rows inside the image, in order), 64 channels at a time: b > a ? b : a from -inf over the
+ * taps in row-major order (the reference's step where neither is NaN). Returns whether a NaN was read (the
+ * row is then to be redone with the reference's step). */
+typedef struct rlx_pool_nhwc_row {
+  const int64_t *rows;
+  int nrows;
+  int64_t W, C, OW, sw, pw, kw, dw;
+} rlx_pool_nhwc_row;
+bool rlx_pool_max_nhwc_row_avx512(const float *img, float *y, const rlx_pool_nhwc_row *r);
 void rlx_pool_avg_flat_avx512(const float *x, float *y, int64_t n, const rlx_pool_flat *f, int64_t divisor);
 
 #endif

@@ -325,3 +325,38 @@ bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, con
   }
   return false;
 }
+
+bool rlx_pool_max_nhwc_row_avx512(const float *img, float *y, const rlx_pool_nhwc_row *r) {
+  const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+  __mmask16 nan = 0;
+  for (int64_t ox = 0; ox < r->OW; ox++, y += r->C) {
+    int64_t x0 = ox * r->sw - r->pw;
+    for (int64_t c0 = 0; c0 < r->C; c0 += 64) {
+      int64_t nc = r->C - c0 < 64 ? r->C - c0 : 64;
+      __mmask16 k[4];
+      __m512 m[4];
+      for (int v = 0; v < 4; v++) {
+        int64_t left = nc - 16 * v;
+        k[v] = (__mmask16)(left >= 16 ? 0xffff : left > 0 ? (1u << left) - 1 : 0);
+        m[v] = ninf;
+      }
+      for (int a = 0; a < r->nrows; a++) {
+        const float *row = img + r->rows[a] + c0;
+        for (int64_t e = 0; e < r->kw; e++) {
+          int64_t ix = x0 + e * r->dw;
+          if (ix < 0 || ix >= r->W) continue;
+          const float *p = row + ix * r->C;
+#pragma GCC unroll 4
+          for (int v = 0; v < 4; v++) {
+            if (!k[v]) break;
+            __m512 x = _mm512_maskz_loadu_ps(k[v], p + 16 * v);
+            nan |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+            m[v] = _mm512_max_ps(x, m[v]); /* x > m ? x : m */
+          }
+        }
+      }
+      for (int v = 0; v < 4 && k[v]; v++) _mm512_mask_storeu_ps(y + c0 + 16 * v, k[v], m[v]);
+    }
+  }
+  return nan != 0;
+}

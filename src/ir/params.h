@@ -169,6 +169,7 @@ typedef struct rlx_pool_params {
       dilation[RLX_MAX_SPATIAL];
   bool ceil_mode, count_include_pad;
   int64_t divisor_override; /* 0: none */
+  bool channels_last;       /* 2-D, one output: x [N, H, W, C] -> y [N, OH, OW, C] (the layout pass's) */
 } rlx_pool_params;
 
 typedef struct rlx_adaptive_pool_params {

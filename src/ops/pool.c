@@ -5,6 +5,7 @@
  * adaptive max/avg pooling.
  *
  *   x [N, C, *S] (or [C, *S]) -> y [N, C, *S']   (+ indices i64, same shape)
+ *   channels_last (2-D, no indices; the layout pass's): x [N, H, W, C] -> y [N, OH, OW, C]
  *
  * Spatial dims are padded to 3 internally; leading axes are flattened into
  * "planes". Computation in double, one rounding to the output dtype (integer
@@ -34,8 +35,10 @@ static rlx_status pool_infer(const rlx_graph *g, const rlx_node *n, rlx_shape *o
   if (x->dtype == RLX_DTYPE_BOOL)
     return rlx_errorf(RLX_ERR_UNSUPPORTED, "pooling of a bool tensor");
   if (n->n_out == 2 && p->kind != RLX_POOL_MAX) RLX_INFER_FAIL("only max pooling returns indices");
+  if (p->channels_last && (p->nd != 2 || x->shape.rank != 4 || n->n_out != 1))
+    RLX_INFER_FAIL("a channels-last pool is 2-D on a rank-4 input, without indices");
   os[0] = x->shape;
-  int lead = x->shape.rank - p->nd;
+  int lead = p->channels_last ? 1 : x->shape.rank - p->nd;
   for (int i = 0; i < p->nd; i++) {
     int64_t k = p->kernel[i], s = p->stride[i], pd = p->pad[i], d = p->dilation[i];
     if (!rlx_param_ok(k, 1) || !rlx_param_ok(s, 1) || !rlx_param_ok(d, 1) || !rlx_param_ok(pd, 0) || pd * 2 > k)
@@ -90,6 +93,13 @@ static rlx_status pool_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
   (void)scratch;
   const rlx_pool_params *p = &n->p.pool;
   rlx_shape xs = rlx_view_shape(&in[0]), ys = rlx_view_shape(&out[0]);
+  int64_t C = 1; /* channels_last: plane pl is (pl / C, channel pl % C), element ii of it at (.. + ii) * C */
+  if (p->channels_last) {
+    static const int TO_NCHW[4] = {0, 3, 1, 2};
+    rlx_shape a = xs, b = ys;
+    for (int i = 0; i < 4; i++) xs.dims[i] = a.dims[TO_NCHW[i]], ys.dims[i] = b.dims[TO_NCHW[i]];
+    C = xs.dims[1];
+  }
   pool_geom g;
   geom3(p->nd, &xs, &ys, &g);
   for (int i = 0; i < p->nd; i++) {
@@ -117,7 +127,7 @@ static rlx_status pool_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
             int64_t z = lo[0] + kd * g.d[0], h = lo[1] + kh * g.d[1], w = lo[2] + kw * g.d[2];
             if (z < 0 || z >= g.in[0] || h < 0 || h >= g.in[1] || w < 0 || w >= g.in[2]) continue;
             int64_t ii = (z * g.in[1] + h) * g.in[2] + w;
-            double v = rlx_load_f64(in[0].data, t, pl * isz + ii);
+            double v = rlx_load_f64(in[0].data, t, C > 1 ? (pl / C * isz + ii) * C + pl % C : pl * isz + ii);
             if (p->kind == RLX_POOL_MAX) {
               if (v > acc || v != v || best < 0) { /* NaN wins, as in torch */
                 if (!(acc != acc)) acc = v, best = ii;
@@ -132,7 +142,7 @@ static rlx_status pool_ref(const rlx_node *n, const rlx_tensor_view *in, rlx_ten
                                           : (p->count_include_pad ? padded : count);
         acc = div ? acc / (double)div : NAN;
       }
-      rlx_store_f64(out[0].data, out[0].dtype, pl * osz + o, acc);
+      rlx_store_f64(out[0].data, out[0].dtype, C > 1 ? (pl / C * osz + o) * C + pl % C : pl * osz + o, acc);
       if (idx_out) idx_out[pl * osz + o] = best;
     }
   return RLX_OK;
@@ -148,6 +158,7 @@ static void pool_print(const rlx_node *n, char *buf, size_t cap) {
   if (p->ceil_mode) rlx_bprintf(buf, cap, " ceil_mode");
   if (p->kind == RLX_POOL_AVG && !p->count_include_pad) rlx_bprintf(buf, cap, " exclude_pad");
   if (p->divisor_override) rlx_bprintf(buf, cap, " divisor=%lld", (long long)p->divisor_override);
+  if (p->channels_last) rlx_bprintf(buf, cap, " channels_last");
 }
 
 const rlx_op_vtable rlx_op_pool = {.infer = pool_infer, .ref = pool_ref, .print = pool_print, .symbolic = true};

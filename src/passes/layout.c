@@ -15,7 +15,7 @@
  * big inputs all have a twin run on the twins (their small operands — a
  * per-channel scale, a constant — get a permute of their own, folded when
  * constant); a reduction over rank-4 dims runs on the twin with its axes
- * renumbered; a concat and a slice likewise; a channel shuffle (reshape to
+ * renumbered; a concat, a slice and a 2-D pool likewise; a channel shuffle (reshape to
  * [N, g, C/g, H, W], axes 1 and 2 swapped, reshape back) through rank-5
  * twins [N, H, W, g, C/g] (do_reshape); a permute to NHWC of a value with a twin is
  * the twin, and a permute to NCHW records its input as its output's twin
@@ -253,6 +253,19 @@ static rlx_status do_concat(layout_ctx *c, int32_t i) {
   return convert(c, i, &p, in, n_in);
 }
 
+/* A 2-D f32 pool of a value with a twin runs channels-last (cpu/pool.c's channels-last kernel). */
+static rlx_status do_pool(layout_ctx *c, int32_t i) {
+  const rlx_node *n = &c->g->nodes[i];
+  int32_t x = n->in[0];
+  const rlx_value *xv = &c->g->values[x];
+  if (n->n_out != 1 || n->p.pool.nd != 2 || n->p.pool.channels_last || c->nhwc[x] < 0 || xv->shape.rank != 4 ||
+      xv->dtype != RLX_DTYPE_F32)
+    return RLX_OK;
+  rlx_params p = n->p;
+  p.pool.channels_last = true;
+  return convert(c, i, &p, &c->nhwc[x], 1);
+}
+
 static rlx_status do_slice(layout_ctx *c, int32_t i) {
   const rlx_node *n = &c->g->nodes[i];
   int32_t x = n->in[0];
@@ -319,6 +332,7 @@ static rlx_status do_node(layout_ctx *c, int32_t i) {
   switch (n->op) {
     case RLX_OP_CONV: return do_conv(c, i);
     case RLX_OP_SLICE: return do_slice(c, i);
+    case RLX_OP_POOL: return do_pool(c, i);
     case RLX_OP_RESHAPE: return do_reshape(c, i);
     case RLX_OP_PERMUTE:
       if (c->g->values[n->in[0]].shape.rank == 5) return do_permute5(c, i);

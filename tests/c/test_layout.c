@@ -281,9 +281,9 @@ TEST(model_permutes) {
 
 /* A shufflenet unit: two branches concatenated, the channel shuffle (view as [N, 2, C/2, H, W], axes 1
  * and 2 swapped, view back), split in halves along the channels, one half through a conv and concatenated
- * again. All of it runs on twins: the slices and concats on axis 3, the shuffle as a reshape to
- * [N, H, W, 2, C/2], the permute of its axes 3 and 4 (the interleave in cpu/movement.c) and a reshape
- * back; the model's rank-5 permute is left dead. */
+ * again, a max pool between. All of it runs on twins: the pool channels-last, the slices and concats on
+ * axis 3, the shuffle as a reshape to [N, H, W, 2, C/2], the permute of its axes 3 and 4 (the interleave
+ * in cpu/movement.c) and a reshape back; the model's rank-5 permute is left dead. */
 TEST(shuffle) {
   for (int64_t half = 5; half <= 16; half += 11) {
     rlx_graph g;
@@ -293,6 +293,9 @@ TEST(shuffle) {
     int32_t a = conv(&g, "dw", x, half, 3, 1, 1, 1, half), b = conv(&g, "pw", x, half, 1, 1, 0, 1, 1);
     rlx_params cat = {.axis = {.axis = 1}};
     int32_t cc = rlx_graph_add1(&g, RLX_OP_CONCAT, &cat, (int32_t[]){a, b}, 2, "cat", NULL);
+    rlx_params mp = {.pool = {.kind = RLX_POOL_MAX, .nd = 2, .kernel = {3, 3}, .stride = {1, 1}, .pad = {1, 1},
+                              .dilation = {1, 1}}};
+    cc = rlx_graph_add1(&g, RLX_OP_POOL, &mp, &cc, 1, "pool", NULL);
     rlx_params v5 = {.shape = {.shape = {.rank = 5, .dims = {1, 2, half, 9, 7}}}};
     int32_t v = rlx_graph_add1(&g, RLX_OP_RESHAPE, &v5, &cc, 1, "view", NULL);
     rlx_params sw = {.permute = {.perm = {0, 2, 1, 3, 4, -1, -1, -1}}};

@@ -12,7 +12,9 @@
  * max with NaN, infinities, -0 and many equal values (a few values only);
  * average with count_include_pad both ways and divisor_override; 1, 2 and
  * 3 threads. Every output must be written, and the node must get the
- * kernel the selector names for this CPU. ctest runs it twice: as is, and
+ * kernel the selector names for this CPU. The channels-last pool (the
+ * layout pass's): its reference against the NCHW one on the transposed
+ * input, its fast kernel against its reference. ctest runs it twice: as is, and
  * with RLX_NO_AVX512_MATH=1 (the portable kernels; their max takes the
  * window's rows first, so of a -0 and a 0 it may keep the other one).
  */
@@ -170,4 +172,100 @@ TEST(avg_against_reference) {
       }
 }
 
-TEST_MAIN(max_against_reference, avg_against_reference)
+/* The channels-last pool (the layout pass's): its reference against the NCHW reference on the transposed
+ * input (the same numbers, transposed), then the fast kernel against its reference to the bit, channel
+ * counts around the 16-lane vectors and the 64-channel blocks, NaN, infinities, -0 and ties, 1-3 threads. */
+static int nhwc_case(const pool_case *c, int64_t C, int threads) {
+  rlx_graph g;
+  rlx_graph_init(&g);
+  rlx_shape xs = {.rank = 4, .dims = {c->N, c->H, c->W, C}}, xn = {.rank = 4, .dims = {c->N, C, c->H, c->W}};
+  int32_t in = rlx_graph_add_input(&g, "x", RLX_DTYPE_F32, &xs), inn = rlx_graph_add_input(&g, "xn", RLX_DTYPE_F32, &xn);
+  rlx_params p = {.pool = {.kind = c->is_max ? RLX_POOL_MAX : RLX_POOL_AVG, .nd = 2, .kernel = {c->kh, c->kw},
+                           .stride = {c->sh, c->sw}, .pad = {c->ph, c->pw}, .dilation = {c->dh, c->dw},
+                           .ceil_mode = c->ceil, .count_include_pad = c->include_pad,
+                           .divisor_override = c->divisor}};
+  int32_t nn = rlx_graph_add_node(&g, RLX_OP_POOL, &p, &inn, 1, 1, "pool_nchw", NULL);
+  p.pool.channels_last = true;
+  int32_t node = rlx_graph_add_node(&g, RLX_OP_POOL, &p, &in, 1, 1, "pool", NULL);
+  CHECK(node >= 0 && nn >= 0);
+  if (node < 0 || nn < 0) {
+    rlx_graph_free(&g);
+    return 1;
+  }
+  const rlx_node *n = &g.nodes[node];
+  const rlx_shape *ys = &g.values[n->out[0]].shape;
+  int64_t OH = ys->dims[1], OW = ys->dims[2], nx = rlx_shape_numel(&xs), ny = rlx_shape_numel(ys);
+  float *x = buf(nx), *xt = buf(nx), *ref = buf(ny), *refn = buf(ny), *fast = buf(ny);
+  static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f};
+  for (int64_t i = 0; i < nx; i++) {
+    unsigned r = (unsigned)((lcg_unit(&rng) + 1.0f) * 1000.0f);
+    x[i] = c->values && r % 11 == 0 ? specials[(r / 11) % RLX_COUNTOF(specials)]
+           : c->values              ? (float)(r % (unsigned)c->values) - 1.0f
+                                    : lcg_unit(&rng);
+  }
+  for (int64_t b = 0; b < c->N; b++) /* x [N, H, W, C] -> xt [N, C, H, W] */
+    for (int64_t e = 0; e < c->H * c->W; e++)
+      for (int64_t ch = 0; ch < C; ch++) xt[(b * C + ch) * c->H * c->W + e] = x[(b * c->H * c->W + e) * C + ch];
+  rlx_tensor_view vin = rlx_value_view(&g.values[in]), out = rlx_value_view(&g.values[n->out[0]]);
+  rlx_tensor_view vn = rlx_value_view(&g.values[inn]), outn = rlx_value_view(&g.values[g.nodes[nn].out[0]]);
+  vin.data = x, out.data = ref, vn.data = xt, outn.data = refn;
+  CHECK_OK(rlx_op_table[RLX_OP_POOL].vt->ref(n, &vin, &out, NULL));
+  CHECK_OK(rlx_op_table[RLX_OP_POOL].vt->ref(&g.nodes[nn], &vn, &outn, NULL));
+  int bad = 0;
+  for (int64_t b = 0; b < c->N && bad < 3; b++)
+    for (int64_t e = 0; e < OH * OW && bad < 3; e++)
+      for (int64_t ch = 0; ch < C && bad < 3; ch++)
+        if (!same_bits(ref[(b * OH * OW + e) * C + ch], refn[(b * C + ch) * OH * OW + e], true)) {
+          fprintf(stderr, "  reference: pixel %lld channel %lld: %a, NCHW %a\n", (long long)e, (long long)ch,
+                  ref[(b * OH * OW + e) * C + ch], refn[(b * C + ch) * OH * OW + e]);
+          bad++;
+        }
+  rlx_kernel k = {.name = "reference", .run = rlx_reference_kernel};
+  CHECK_OK(rlx_cpu_select(&g, NULL, node, threads, &k));
+  const char *want = c->is_max ? "f32_maxpool2d_nhwc" : "f32_avgpool2d_nhwc";
+  if (strcmp(k.name, want)) {
+    fprintf(stderr, "  kernel %s, expected %s\n", k.name, want);
+    bad++;
+  } else {
+    rlx_threadpool *tp;
+    CHECK_OK(rlx_threadpool_create(threads, &tp));
+    for (int64_t i = 0; i < ny; i++) fast[i] = -12345.0f;
+    out.data = fast;
+    rlx_exec ex = {.tp = tp, .packed = k.packed};
+    CHECK_OK(k.run(n, &vin, &out, &ex));
+    for (int64_t i = 0; i < ny && bad < 3; i++)
+      if (!same_bits(fast[i], ref[i], true)) {
+        fprintf(stderr, "  element %lld: %a, reference %a\n", (long long)i, fast[i], ref[i]);
+        bad++;
+      }
+    rlx_threadpool_destroy(tp);
+  }
+  rlx_aligned_free(k.packed);
+  rlx_graph_free(&g);
+  free(x), free(xt), free(ref), free(refn), free(fast);
+  return bad ? 1 : 0;
+}
+
+TEST(nhwc_against_reference) {
+  const pool_case cases[] = {
+      {true, 1, 0, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, false, false, 0, 0}, /* resnext's and shufflenet's */
+      {true, 2, 0, 9, 11, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 4},     /* ceil, ties and specials */
+      {true, 1, 0, 7, 8, 2, 3, 1, 2, 1, 1, 2, 1, false, false, 0, 3},     /* dilation */
+      {false, 1, 0, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 0, 5},   /* inception's, specials */
+      {false, 1, 0, 10, 9, 2, 2, 2, 2, 0, 0, 1, 1, true, false, 0, 0},    /* densenet's, ceil */
+      {false, 1, 0, 6, 7, 3, 3, 2, 2, 1, 1, 1, 1, false, false, 0, 0},    /* excluding the padding */
+      {false, 1, 0, 5, 5, 3, 2, 1, 1, 1, 1, 1, 1, false, true, 7, 0},     /* divisor_override */
+  };
+  static const int64_t channels[] = {1, 5, 16, 24, 64, 70, 131};
+  for (size_t i = 0; i < RLX_COUNTOF(cases); i++)
+    for (size_t ci = 0; ci < RLX_COUNTOF(channels); ci++)
+      for (int t = 1; t <= 3; t += 2) {
+        if (cases[i].H == 112 && channels[ci] > 24) continue;
+        int bad = nhwc_case(&cases[i], channels[ci], t);
+        if (bad)
+          fprintf(stderr, "  channels-last case %zu, %lld channels, %d thread(s)\n", i, (long long)channels[ci], t);
+        CHECK(!bad);
+      }
+}
+
+TEST_MAIN(max_against_reference, avg_against_reference, nhwc_against_reference)
