@@ -100,6 +100,7 @@ static rlx_status gconv_run(const rlx_node *n, const rlx_tensor_view *in, rlx_te
                  .res = n->n_in > 3 ? in[3].data : NULL, .ep = &p->ep, .N = xv->dims[0], .H = xv->dims[1],
                  .OH = yv->dims[1], .kh = wv->dims[2], .sh = p->stride[0], .ph = p->pad[0],
 };
+  j.r.taps = wv->dims[2] * wv->dims[3];
   j.r.Op = (j.r.O + 15) / 16 * 16;
   j.r.Cg = j.r.C / p->groups, j.r.Og = j.r.O / p->groups;
   j.avx512 = avx512_rows(j.r.Cg);
@@ -130,15 +131,30 @@ rlx_status rlx_cpu_try_conv_group(const rlx_graph *g, const rlx_graph *sym, cons
   int64_t C = xv->shape.dims[3], O = wv->shape.dims[0], G = p->groups;
   if (G == C && O == C) return RLX_OK; /* depthwise: conv_nhwc.c */
   if (C % G || O % G || wv->shape.dims[1] != C / G) return RLX_OK;
-  int64_t Cg = C / G, taps = wv->shape.dims[2] * wv->shape.dims[3], Op = (O + 15) / 16 * 16;
-  float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)RLX_MAX(1, taps * Cg * Op));
+  int64_t Cg = C / G, Og = O / G, taps = wv->shape.dims[2] * wv->shape.dims[3], Op = (O + 15) / 16 * 16;
+  bool avx512 = avx512_rows(Cg);
+  int64_t vecs = rlx_gconv_vectors(O, Og, Cg), floats = avx512 ? vecs * 16 * taps * Cg : taps * Cg * Op;
+  float *wt = rlx_aligned_alloc(sizeof(float) * (size_t)RLX_MAX(1, floats));
   if (!wt) return rlx_errorf(RLX_ERR_OUT_OF_MEMORY, "out of memory packing the weights of node '%s'", n->label);
-  const float *w = wv->data; /* [O][Cg][taps] -> [taps][Cg][Op] */
-  for (int64_t t = 0; t < taps; t++)
-    for (int64_t c = 0; c < Cg; c++)
-      for (int64_t o = 0; o < Op; o++) wt[(t * Cg + c) * Op + o] = o < O ? w[(o * Cg + c) * taps + t] : 0.0f;
+  const float *w = wv->data; /* [O][Cg][taps] */
+  if (avx512) { /* -> [vector][taps][Cg][16] */
+    bool by_vectors = rlx_gconv_by_vectors(Og, Cg);
+    int64_t per_group = (Og + 15) / 16;
+    for (int64_t v = 0; v < vecs; v++) {
+      int64_t o0 = by_vectors ? 16 * v : v / per_group * Og + v % per_group * 16;
+      int64_t o1 = by_vectors ? RLX_MIN(O, o0 + 16) : RLX_MIN((v / per_group + 1) * Og, o0 + 16);
+      for (int64_t t = 0; t < taps; t++)
+        for (int64_t c = 0; c < Cg; c++)
+          for (int64_t l = 0; l < 16; l++)
+            wt[((v * taps + t) * Cg + c) * 16 + l] = o0 + l < o1 ? w[((o0 + l) * Cg + c) * taps + t] : 0.0f;
+    }
+  } else { /* -> [taps][Cg][Op] */
+    for (int64_t t = 0; t < taps; t++)
+      for (int64_t c = 0; c < Cg; c++)
+        for (int64_t o = 0; o < Op; o++) wt[(t * Cg + c) * Op + o] = o < O ? w[(o * Cg + c) * taps + t] : 0.0f;
+  }
   k->packed = wt;
   k->run = gconv_run, k->fast = true, k->scratch = 0;
-  k->name = avx512_rows(Cg) ? "f32_conv_nhwc_grouped_avx512" : "f32_conv_nhwc_grouped";
+  k->name = avx512 ? "f32_conv_nhwc_grouped_avx512" : "f32_conv_nhwc_grouped";
   return RLX_OK;
 }

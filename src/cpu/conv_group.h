@@ -17,7 +17,11 @@
  *              kj < kw inside the image and c < Cg of
  *              wt[(ki * kw + kj) * Cg + c][o] * x[iy0 + ki * dh][ox * sw - pw + kj * dw][g(o) * Cg + c]
  * g(o) = o / Og, the weights reordered to [tap][Cg][Op] (Op: O rounded up
- * to 16, zero past O); each output's products added in (ki, kj, c) order
+ * to 16, zero past O) for the portable rows; the AVX-512 rows' are blocked
+ * by the 16-channel vectors they compute (rlx_gconv_vectors), each vector's
+ * [tap][Cg][16] contiguous, zero past its group or O (a row strided by Op
+ * had put a vector's 9 * Cg weight lines 4 KB apart at O = 1024: one L1
+ * set); each output's products added in (ki, kj, c) order
  * by FMA onto the bias (or 0). The AVX-512 rows also add the products of
  * the columns outside [0, W) with zero inputs, as the reference does (they
  * differ from the portable rows only where such a weight is Inf or NaN). */
@@ -26,13 +30,14 @@
 
 typedef struct rlx_gconv_row {
   const float *x;    /* the image [H][W][C] */
-  const float *wt;   /* [kh * kw][Cg][Op] */
+  const float *wt;   /* portable: [kh * kw][Cg][Op]; AVX-512: [vector][kh * kw][Cg][16] */
   const float *bias; /* [O], or NULL */
   float *y;          /* the output row [OW][O] */
   int64_t C, W, O, Op, Cg, Og, OW;
   int64_t iy0, dh, k0, k1;
   int64_t kw, sw, pw, dw;
   int64_t ob0, ob1;
+  int64_t taps; /* kh * kw */
 } rlx_gconv_row;
 
 void rlx_gconv_row_avx512(const rlx_gconv_row *r);
@@ -42,6 +47,12 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r);
  * multiples of 16; otherwise vectors start at each group's first channel and it is cut at groups. */
 static inline bool rlx_gconv_by_vectors(int64_t Og, int64_t Cg) {
   return Og % 16 == 0 || (16 % Og == 0 && Cg * (16 / Og) <= 16);
+}
+
+/* The AVX-512 rows' vectors: by_vectors, channels [16 v, 16 v + 16) for v < Op / 16; otherwise each group's
+ * channels from its first in vectors of 16 (the last masked to the group), ceil(Og / 16) a group. */
+static inline int64_t rlx_gconv_vectors(int64_t O, int64_t Og, int64_t Cg) {
+  return rlx_gconv_by_vectors(Og, Cg) ? (O + 15) / 16 : O / Og * ((Og + 15) / 16);
 }
 
 #endif

@@ -34,6 +34,7 @@ enum { ONE_GROUP, PERMUTE, ALIGNED };
 
 typedef struct blk {
   int64_t ch0;     /* the first input channel of the vector's first group */
+  int64_t vec;     /* the vector's index among rlx_gconv_vectors (its weights' block) */
   __mmask16 store; /* the lanes written (below O; ALIGNED: inside the group) */
   __mmask16 in;    /* PERMUTE: the input channels loaded */
   __m512i idx;     /* PERMUTE: lane -> its group's channel 0 among those loaded */
@@ -57,7 +58,7 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
 #pragma GCC unroll 8
     for (int p = 0; p < P; p++) acc[p][v] = bias;
   }
-  const int64_t C = r->C, Cg = r->Cg, Op = r->Op;
+  const int64_t C = r->C, Cg = r->Cg, vstride = r->taps * Cg * 16; /* floats a vector's weights */
   for (int64_t ki = r->k0; ki < r->k1; ki++) {
     const float *xr = r->x + (r->iy0 + ki * r->dh) * r->W * C + b->ch0;
     for (int64_t kj = 0; kj < r->kw; kj++) {
@@ -74,15 +75,14 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
         xp[p] = in[p] ? xr + (ix0 + p * r->sw) * C : zeros;
         if (MODE == PERMUTE) xin[p] = _mm512_maskz_loadu_ps(b->in, xp[p]);
       }
-      const float *wk = r->wt + (ki * r->kw + kj) * Cg * Op + ob;
+      const float *wk = r->wt + b->vec * vstride + (ki * r->kw + kj) * Cg * 16;
 #pragma GCC unroll 4
       for (int64_t c = 0; c < Cg; c++) {
         /* an ALIGNED vector may start less than 16 before Op: its lanes past the group are not loaded */
         __m512 w[2];
 #pragma GCC unroll 2
         for (int v = 0; v < NV; v++)
-          w[v] = MODE == ALIGNED && v == NV - 1 ? _mm512_maskz_loadu_ps(b->store, wk + c * Op + 16 * v)
-                                                : _mm512_loadu_ps(wk + c * Op + 16 * v);
+          w[v] = _mm512_load_ps(wk + v * vstride + c * 16); /* zero past the group (ALIGNED) */
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) {
           const __m512 xv = lane_input(b, MODE, xp[p], MODE == PERMUTE ? xin[p] : w[0], c);
@@ -134,7 +134,8 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
         int nv = end - ob > 16 ? 2 : 1;
         int64_t n = end - ob - 16 * (nv - 1);
         n = n < 16 ? n : 16;
-        blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .ch0 = g * r->Cg};
+        blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .ch0 = g * r->Cg,
+                 .vec = g * ((r->Og + 15) / 16) + (ob - g * r->Og) / 16};
         if (nv == 2) vector_row(r, &b, ALIGNED, 2, ob, lo, hi);
         else vector_row(r, &b, ALIGNED, 1, ob, lo, hi);
         ob += 16 * (nv - 1) + n;
@@ -143,7 +144,7 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
   }
   for (int64_t ob = r->ob0; ob < r->ob1 && ob < r->O; ob += 16) {
     int64_t n = r->O - ob < 16 ? r->O - ob : 16;
-    blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1)};
+    blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .vec = ob / 16};
     int64_t g0 = ob / r->Og, g1 = (ob + n - 1) / r->Og;
     b.ch0 = g0 * r->Cg;
     if (g0 == g1) {
