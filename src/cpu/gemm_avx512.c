@@ -117,6 +117,31 @@ static inline __attribute__((always_inline)) void fetch_block(const float *c, in
   }
 }
 
+/* The stores of the first m of R rows of a 32-wide block (acc[i][0..1]), under the column masks of n, with the
+ * post where there is one (ukernel_rows, k32_a_rows). */
+static inline __attribute__((always_inline)) void store_rows(const int R, __m512 acc[][2], float *c, int64_t ldc,
+                                                             int m, int n, bool accumulate, const rlx_sgemm_post *post,
+                                                             int64_t i0, int64_t j0, const rlx_sgemm_act act) {
+  MASKS2();
+  COL_BIAS2()
+#pragma GCC unroll 8
+  for (int i = 0; i < R; i++) {
+    if (i >= m) break;
+    float *p = c + i * ldc;
+    __m512 v0 = acc[i][0], v1 = acc[i][1];
+    if (accumulate) {
+      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
+      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
+    }
+    if (post) {
+      v0 = post_vec(post, act, v0, cb0, i0 + i, RES_AT(i, 0), k0);
+      v1 = post_vec(post, act, v1, cb1, i0 + i, RES_AT(i, 16), k1);
+    }
+    _mm512_mask_storeu_ps(p, k0, v0);
+    _mm512_mask_storeu_ps(p + 16, k1, v1);
+  }
+}
+
 /* The last row block of a product whose M is not a multiple of 12 (a conv
  * with 64 output channels ends in a block of 4, a 7x7 image's 49 pixels in
  * one of 1): R rows of the 12-row panel only (R = 1, 2, 4 or 8), so a block
@@ -142,24 +167,7 @@ static inline __attribute__((always_inline)) void ukernel_rows(const int R, int6
       acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
     }
   }
-  MASKS2();
-  COL_BIAS2()
-#pragma GCC unroll 8
-  for (int i = 0; i < R; i++) {
-    if (i >= m) break;
-    float *p = c + i * ldc;
-    __m512 v0 = acc[i][0], v1 = acc[i][1];
-    if (accumulate) {
-      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
-      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
-    }
-    if (post) {
-      v0 = post_vec(post, act, v0, cb0, i0 + i, RES_AT(i, 0), k0);
-      v1 = post_vec(post, act, v1, cb1, i0 + i, RES_AT(i, 16), k1);
-    }
-    _mm512_mask_storeu_ps(p, k0, v0);
-    _mm512_mask_storeu_ps(p + 16, k1, v1);
-  }
+  store_rows(R, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
 }
 
 static inline __attribute__((always_inline)) void k12x32(int64_t K, const float *a, const float *b, float *c,
@@ -240,24 +248,7 @@ static inline __attribute__((always_inline)) void k32_a_rows(const int R, int64_
       acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
     }
   }
-  MASKS2();
-  COL_BIAS2()
-#pragma GCC unroll 8
-  for (int i = 0; i < R; i++) {
-    if (i >= m) break;
-    float *p = c + i * ldc;
-    __m512 v0 = acc[i][0], v1 = acc[i][1];
-    if (accumulate) {
-      v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
-      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
-    }
-    if (post) {
-      v0 = post_vec(post, act, v0, cb0, i0 + i, RES_AT(i, 0), k0);
-      v1 = post_vec(post, act, v1, cb1, i0 + i, RES_AT(i, 16), k1);
-    }
-    _mm512_mask_storeu_ps(p, k0, v0);
-    _mm512_mask_storeu_ps(p + 16, k1, v1);
-  }
+  store_rows(R, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
 }
 
 static inline __attribute__((always_inline)) void k12x32_a(int64_t K, const float *a, int64_t lda, const float *b,
