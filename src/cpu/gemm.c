@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cpu/gemm.h"
+#include "cpu/tuning.h"
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -57,19 +58,26 @@ bool rlx_sgemm_isa_runs(const rlx_sgemm_isa *isa) { return cpu_has(isa->name); }
 const rlx_sgemm_isa *rlx_sgemm_isa_at(int i) { return i >= 0 && i < (int)RLX_COUNTOF(isas) ? &isas[i] : NULL; }
 
 /* A product's cost on a microkernel of panel width nr, in units of B
- * columns: its panels, each costing nr columns plus 16 for the broadcasts
- * of A and the stores that a panel pays whatever its width. On the Xeon
+ * columns: its panels, each costing nr columns plus `fixed` (the host's
+ * panel_cols, cpu/tuning.c: 16 on the Xeon, 4 on the AMD EPYC host, whose
+ * FMAs bound the kernel) for the broadcasts of A and the stores that a
+ * panel pays whatever its width. On the Xeon
  * host (one thread, B prepacked, 1x1-conv shapes with a residual) the 12x32
  * kernel over padded panels ran as fast as the 12x16 one or faster at N =
  * 24, 40, 48, 80 and 112 (196x112x672: 0.21-0.29 ms against 0.29-0.31),
  * and the same at N = 16: a 32-wide panel costs about 1.5 of a 16-wide one,
  * not 2, which padding by panel count alone (the rule before) assumed. */
-static int64_t panel_cost(int64_t N, int nr) { return (N + nr - 1) / nr * (nr + 16); }
+static int64_t panel_cost(int64_t N, int nr, int fixed) { return (N + nr - 1) / nr * (nr + fixed); }
 
 const rlx_sgemm_isa *rlx_sgemm_isa_for(int64_t N) {
+  /* the host's fixed cost (cpu/tuning.h), read once: weights packed for a width must be read with it */
+  static _Atomic int fixed_cols = -1;
+  int fixed = fixed_cols;
+  if (fixed < 0) fixed_cols = fixed = rlx_cpu_tuning_get()->panel_cols;
   const rlx_sgemm_isa *a = rlx_sgemm_active(), *best = a;
   for (size_t i = 0; i < RLX_COUNTOF(isas); i++)
-    if (!strcmp(isas[i].name, a->name) && panel_cost(N, isas[i].nr) < panel_cost(N, best->nr)) best = &isas[i];
+    if (!strcmp(isas[i].name, a->name) && panel_cost(N, isas[i].nr, fixed) < panel_cost(N, best->nr, fixed))
+      best = &isas[i];
   return best;
 }
 

@@ -16,12 +16,16 @@
 
 static const rlx_cpu_tuning tunings[] = {
     /* The Xeon host (2026-12-05 fit: 37 3x3 stride-1 layer shapes of seven CNNs, 1 and 2 threads). */
-    {"xeon", 1.2, 1.5, 512 << 10},
+    {"xeon", 1.2, 1.5, 512 << 10, 16},
     /* The AMD EPYC host (CPUID family 0x19 model 0x11, AVX-512; 2026-12-07 fit on bench_conv's fifteen 3x3
      * stride-1 layers at 1 and 2 threads): its F(4x4) transforms ran 0.4-0.8 ns per element of V and M where
      * the Xeon's took about 1.5, and one thread's pixel-major 1x1s with 1-4 MiB of weights ran 0.87-0.94x the
-     * channel-major time (the Xeon's 1.06-1.2x). */
-    {"amd-avx512", 1.2, 0.6, SIZE_MAX},
+     * channel-major time (the Xeon's 1.06-1.2x). Its sgemm is bound by the FMAs (one 16-lane FMA a cycle),
+     * so a padded column costs nearly what a useful one does: one thread, B prepacked, the 12x16 kernel ran
+     * 784x40x240 at 89 GFLOP/s against the 12x32's 69, 784x48x288 105 against 79, 196x80x480 103 against
+     * 92, 196x112x672 100 against 95, 24 columns alike, and 49x1040x320 at 93 against 107 (a panel's fixed
+     * cost: 4 columns fits them all but 784x1000x512, 110 against 99 on 16 wide). */
+    {"amd-avx512", 1.2, 0.6, SIZE_MAX, 4},
 };
 
 static const rlx_cpu_tuning *by_name(const char *name) {

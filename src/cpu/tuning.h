@@ -15,6 +15,9 @@ typedef struct rlx_cpu_tuning {
   double wg2_ns, wg4_ns;
   /* on one thread, a 1x1 conv with more weight bytes than this stays channel-major (cpu/conv_gemm.c) */
   size_t pix_one_thread_w;
+  /* a B panel's cost beyond its width, in columns (A's broadcasts and the stores every panel pays): the
+   * sgemm's choice of panel width for N columns (cpu/gemm.c rlx_sgemm_isa_for) */
+  int panel_cols;
 } rlx_cpu_tuning;
 
 /* This host's: RLX_CPU_TUNING=<name> forces one ("xeon", "amd-avx512"; an
