@@ -11,6 +11,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/select.h"
+#include "cpu/tuning.h"
 #include "ops/gemm_ref.h"
 #include "test.h"
 
@@ -504,6 +505,31 @@ TEST(pool_deals_contiguous_shares) {
   }
 }
 
+/* The panel width rlx_sgemm_isa_for takes for N columns under the host's tuning row (cpu/tuning.c): on the
+ * AMD row (a panel's fixed cost 4 columns) 16 wide where 32 would pad much (40, 48, 80, 112, 72 channels),
+ * 32 where the two pad alike or not at all (24, 1024, 1000 classes, 1040); on the Xeon row (16) 32 wide from
+ * 24 columns up, 16 at 16 and below. The products each width computes are the same sums (the k loop does
+ * not depend on it): microkernels_all_sizes. */
+TEST(panel_width) {
+  const rlx_sgemm_isa *a = rlx_sgemm_active();
+  if (strcmp(a->name, "avx512")) {
+    printf("  panel_width: the active kernel is %s (one panel width), skipped\n", a->name);
+    return;
+  }
+  const rlx_cpu_tuning *t = rlx_cpu_tuning_get();
+  struct { int64_t N; int amd, xeon; } want[] = {
+      {16, 16, 16}, {24, 32, 32}, {40, 16, 32}, {48, 16, 32}, {72, 16, 32}, {80, 16, 32},
+      {112, 16, 32}, {1000, 32, 32}, {1024, 32, 32}, {1040, 32, 32}, {8, 16, 16},
+  };
+  bool amd = !strcmp(t->name, "amd-avx512");
+  CHECK(amd || !strcmp(t->name, "xeon"));
+  for (size_t i = 0; i < RLX_COUNTOF(want); i++) {
+    int got = rlx_sgemm_isa_for(want[i].N)->nr, w = amd ? want[i].amd : want[i].xeon;
+    if (got != w) fprintf(stderr, "  N=%lld on the %s row: %d wide, want %d\n", (long long)want[i].N, t->name, got, w);
+    CHECK(got == w);
+  }
+}
+
 TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, split_by_rows_or_cols, prepacked_b,
           whole_a_past_shared_block, post_matches_callback, pool_runs_every_index_once,
-          pool_deals_contiguous_shares)
+          pool_deals_contiguous_shares, panel_width)
