@@ -59,9 +59,9 @@ const rlx_sgemm_isa *rlx_sgemm_isa_at(int i) { return i >= 0 && i < (int)RLX_COU
 
 /* A product's cost on a microkernel of panel width nr, in units of B
  * columns: its panels, each costing nr columns plus `fixed` (the host's
- * panel_cols, cpu/tuning.c: 16 on the Xeon, 4 on the AMD EPYC host, whose
+ * panel_cols, cpu/tuning.c: 16 on the Xeon, none on the AMD EPYC host, whose
  * FMAs bound the kernel) for the broadcasts of A and the stores that a
- * panel pays whatever its width. On the Xeon
+ * panel pays whatever its width; ties go to the widest. On the Xeon
  * host (one thread, B prepacked, 1x1-conv shapes with a residual) the 12x32
  * kernel over padded panels ran as fast as the 12x16 one or faster at N =
  * 24, 40, 48, 80 and 112 (196x112x672: 0.21-0.29 ms against 0.29-0.31),

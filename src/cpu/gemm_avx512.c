@@ -117,76 +117,80 @@ static inline __attribute__((always_inline)) void fetch_block(const float *c, in
   }
 }
 
-/* The stores of the first m of R rows of a 32-wide block (acc[i][0..1]), under the column masks of n, with the
- * post where there is one (ukernel_rows, k32_a_rows). */
-static inline __attribute__((always_inline)) void store_rows(const int R, __m512 acc[][2], float *c, int64_t ldc,
-                                                             int m, int n, bool accumulate, const rlx_sgemm_post *post,
-                                                             int64_t i0, int64_t j0, const rlx_sgemm_act act) {
+/* The stores of the first m of R rows of a W-wide block (W = 32: acc[i][0..1]; 16: acc[i][0]), under the column
+ * masks of n, with the post where there is one (ukernel_rows, k_a_rows). */
+static inline __attribute__((always_inline)) void store_rows(const int R, const int W, __m512 acc[][2], float *c,
+                                                             int64_t ldc, int m, int n, bool accumulate,
+                                                             const rlx_sgemm_post *post, int64_t i0, int64_t j0,
+                                                             const rlx_sgemm_act act) {
   MASKS2();
   COL_BIAS2()
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) {
     if (i >= m) break;
     float *p = c + i * ldc;
-    __m512 v0 = acc[i][0], v1 = acc[i][1];
+    __m512 v0 = acc[i][0], v1 = W == 32 ? acc[i][1] : v0;
     if (accumulate) {
       v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(k0, p), v0);
-      v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
+      if (W == 32) v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(k1, p + 16), v1);
     }
     if (post) {
       v0 = post_vec(post, act, v0, cb0, i0 + i, RES_AT(i, 0), k0);
-      v1 = post_vec(post, act, v1, cb1, i0 + i, RES_AT(i, 16), k1);
+      if (W == 32) v1 = post_vec(post, act, v1, cb1, i0 + i, RES_AT(i, 16), k1);
     }
     _mm512_mask_storeu_ps(p, k0, v0);
-    _mm512_mask_storeu_ps(p + 16, k1, v1);
+    if (W == 32) _mm512_mask_storeu_ps(p + 16, k1, v1);
   }
 }
 
 /* The last row block of a product whose M is not a multiple of 12 (a conv
  * with 64 output channels ends in a block of 4, a 7x7 image's 49 pixels in
  * one of 1): R rows of the 12-row panel only (R = 1, 2, 4 or 8), so a block
- * of 4 costs a third of a full one, not all of it. */
-static inline __attribute__((always_inline)) void ukernel_rows(const int R, int64_t K, const float *a, const float *b,
-                                                               float *c, int64_t ldc, int m, int n, bool accumulate,
-                                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0,
-                                                               const rlx_sgemm_act act) {
+ * of 4 costs a third of a full one, not all of it. W: the panel's width (32
+ * or 16; b advances by W a k step). */
+static inline __attribute__((always_inline)) void ukernel_rows(const int R, const int W, int64_t K, const float *a,
+                                                               const float *b, float *c, int64_t ldc, int m, int n,
+                                                               bool accumulate, const rlx_sgemm_post *post,
+                                                               int64_t i0, int64_t j0, const rlx_sgemm_act act) {
   __m512 acc[8][2];
-  fetch_block(c, ldc, m, 32, post, i0, j0);
+  fetch_block(c, ldc, m, W, post, i0, j0);
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 2
-  for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
-    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
-    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+  for (int64_t k = 0; k < K; k++, a += 12, b += W) {
+    _mm_prefetch((const char *)(b + 16 * W), _MM_HINT_T0);
+    if (W == 32) _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
     _mm_prefetch((const char *)(a + A_AHEAD), _MM_HINT_T0);
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = W == 32 ? _mm512_loadu_ps(b + 16) : b0;
 #pragma GCC unroll 8
     for (int i = 0; i < R; i++) {
       __m512 x = _mm512_set1_ps(a[i]);
       acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+      if (W == 32) acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
     }
   }
-  store_rows(R, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
+  store_rows(R, W, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
+}
+
+/* A block of m <= 8 rows on ukernel_rows (true), or false: the full kernel's. */
+static inline __attribute__((always_inline)) bool rows_tail(const int W, int64_t K, const float *a, const float *b,
+                                                            float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                            const rlx_sgemm_post *post, int64_t i0, int64_t j0,
+                                                            const rlx_sgemm_act act) {
+  if (m > 8) return false;
+  if (m == 1) ukernel_rows(1, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m == 2) ukernel_rows(2, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m <= 4) ukernel_rows(4, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else ukernel_rows(8, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  return true;
 }
 
 static inline __attribute__((always_inline)) void k12x32(int64_t K, const float *a, const float *b, float *c,
                                                          int64_t ldc, int m, int n, bool accumulate,
                                                          const rlx_sgemm_post *post, int64_t i0, int64_t j0,
                                                          const rlx_sgemm_act act) {
-  if (m <= 2) { /* 49 pixels (a 7x7 image) end in a block of 1 */
-    if (m == 1) ukernel_rows(1, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    else ukernel_rows(2, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    return;
-  }
-  if (m <= 4) {
-    ukernel_rows(4, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    return;
-  }
-  if (m <= 8) {
-    ukernel_rows(8, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    return;
-  }
+  /* 49 pixels (a 7x7 image) end in a block of 1 */
+  if (rows_tail(32, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   fetch_block(c, ldc, m, 32, post, i0, j0);
   ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
 #pragma GCC unroll 4
@@ -226,42 +230,49 @@ void rlx_f32_gemm_ukernel_post__avx512_12x32(int64_t K, const float *a, const fl
  * or a linear layer with few output columns), packing it costs more than
  * it saves. Rows past m alias row 0 (read, never stored). */
 /* Its last row block below 9 rows: R of the 12 rows only (R = 1, 2, 4 or 8; a 7x7 image's 49 pixels end in
- * a block of 1, which the 12-row block computed twelve times over). */
-static inline __attribute__((always_inline)) void k32_a_rows(const int R, int64_t K, const float *a, int64_t lda,
-                                                             const float *b, float *c, int64_t ldc, int m, int n,
-                                                             bool accumulate, const rlx_sgemm_post *post, int64_t i0,
-                                                             int64_t j0, const rlx_sgemm_act act) {
+ * a block of 1, which the 12-row block computed twelve times over). W: the panel's width (32 or 16). */
+static inline __attribute__((always_inline)) void k_a_rows(const int R, const int W, int64_t K, const float *a,
+                                                           int64_t lda, const float *b, float *c, int64_t ldc, int m,
+                                                           int n, bool accumulate, const rlx_sgemm_post *post,
+                                                           int64_t i0, int64_t j0, const rlx_sgemm_act act) {
   const float *r[8];
   __m512 acc[8][2];
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) r[i] = a + (i < m ? i : 0) * lda, acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-  fetch_block(c, ldc, m, 32, post, i0, j0);
+  fetch_block(c, ldc, m, W, post, i0, j0);
 #pragma GCC unroll 2
-  for (int64_t k = 0; k < K; k++, b += 32) {
-    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
-    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+  for (int64_t k = 0; k < K; k++, b += W) {
+    _mm_prefetch((const char *)(b + 16 * W), _MM_HINT_T0);
+    if (W == 32) _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    __m512 b0 = _mm512_loadu_ps(b), b1 = W == 32 ? _mm512_loadu_ps(b + 16) : b0;
 #pragma GCC unroll 8
     for (int i = 0; i < R; i++) {
       __m512 x = _mm512_set1_ps(r[i][k]);
       acc[i][0] = _mm512_fmadd_ps(x, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
+      if (W == 32) acc[i][1] = _mm512_fmadd_ps(x, b1, acc[i][1]);
     }
   }
-  store_rows(R, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
+  store_rows(R, W, acc, c, ldc, m, n, accumulate, post, i0, j0, act);
+}
+
+/* A block of m <= 8 rows on k_a_rows (true), or false: the full kernel's. */
+static inline __attribute__((always_inline)) bool a_rows_tail(const int W, int64_t K, const float *a, int64_t lda,
+                                                              const float *b, float *c, int64_t ldc, int m, int n,
+                                                              bool accumulate, const rlx_sgemm_post *post,
+                                                              int64_t i0, int64_t j0, const rlx_sgemm_act act) {
+  if (m > 8) return false;
+  if (m == 1) k_a_rows(1, W, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m == 2) k_a_rows(2, W, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m <= 4) k_a_rows(4, W, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else k_a_rows(8, W, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  return true;
 }
 
 static inline __attribute__((always_inline)) void k12x32_a(int64_t K, const float *a, int64_t lda, const float *b,
                                                            float *c, int64_t ldc, int m, int n, bool accumulate,
                                                            const rlx_sgemm_post *post, int64_t i0, int64_t j0,
                                                            const rlx_sgemm_act act) {
-  if (m <= 8) {
-    if (m == 1) k32_a_rows(1, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    else if (m == 2) k32_a_rows(2, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    else if (m <= 4) k32_a_rows(4, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    else k32_a_rows(8, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-    return;
-  }
+  if (a_rows_tail(32, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   const float *r[12];
   for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
   fetch_block(c, ldc, m, 32, post, i0, j0);
@@ -354,6 +365,7 @@ static inline __attribute__((always_inline)) void k12x16(int64_t K, const float 
                                                          int64_t ldc, int m, int n, bool accumulate,
                                                          const rlx_sgemm_post *post, int64_t i0, int64_t j0,
                                                          const rlx_sgemm_act act) {
+  if (rows_tail(16, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   fetch_block(c, ldc, m, 16, post, i0, j0);
   ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
 #pragma GCC unroll 4
@@ -389,6 +401,7 @@ static inline __attribute__((always_inline)) void k12x16_a(int64_t K, const floa
                                                            float *c, int64_t ldc, int m, int n, bool accumulate,
                                                            const rlx_sgemm_post *post, int64_t i0, int64_t j0,
                                                            const rlx_sgemm_act act) {
+  if (a_rows_tail(16, K, a, lda, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   const float *r[12];
   for (int i = 0; i < 12; i++) r[i] = a + (i < m ? i : 0) * lda;
   fetch_block(c, ldc, m, 16, post, i0, j0);

@@ -23,9 +23,12 @@ static const rlx_cpu_tuning tunings[] = {
      * channel-major time (the Xeon's 1.06-1.2x). Its sgemm is bound by the FMAs (one 16-lane FMA a cycle),
      * so a padded column costs nearly what a useful one does: one thread, B prepacked, the 12x16 kernel ran
      * 784x40x240 at 89 GFLOP/s against the 12x32's 69, 784x48x288 105 against 79, 196x80x480 103 against
-     * 92, 196x112x672 100 against 95, 24 columns alike, and 49x1040x320 at 93 against 107 (a panel's fixed
-     * cost: 4 columns fits them all but 784x1000x512, 110 against 99 on 16 wide). */
-    {"amd-avx512", 1.2, 0.6, SIZE_MAX, 4},
+     * 92, 196x112x672 100 against 95, 24 columns alike. Since the 12x16 kernel computes only the rows of its
+     * last row block (49x1040x320: 93 against 107 before, 107 against 107 since), it is as fast as the 12x32 or
+     * faster wherever N leaves half a 32-column panel (784x144x144 109 against 99, 784x1000x512 110 against
+     * 105, 49x336x336 105 against 101) and within a few percent either way where N is a multiple of 32
+     * (49x160x960 100 against 108, 196x784x320 113 against 110): no fixed cost, ties to the widest. */
+    {"amd-avx512", 1.2, 0.6, SIZE_MAX, 0},
 };
 
 static const rlx_cpu_tuning *by_name(const char *name) {
