@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "cpu/gemm.h"
 #include "cpu/select.h"
 #include "ops/ops_util.h"
 
@@ -62,7 +63,8 @@ typedef struct tr_job {
   const char *x;
   char *y;
   size_t es;
-  int64_t outer, A, B, xo, tile_a, tiles_a, tiles_b; /* xo: input stride of the outer index; tile_a: tile rows */
+  int64_t outer, A, B, xo, tile_a, tile_b, tiles_a, tiles_b; /* xo: input stride of the outer index; tile_a: tile rows */
+  bool avx512; /* 4-byte tiles on rlx_f32_transpose__avx512 */
 } tr_job;
 
 RLX_VEC_CLONES static void tr_tile4(uint32_t *restrict y, const uint32_t *restrict x, int64_t A, int64_t B, int64_t na,
@@ -91,10 +93,14 @@ static void tr_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const tr_job *j = ctx;
   int64_t per = j->tiles_a * j->tiles_b, o = t / per, ta = (t % per) / j->tiles_b, tb = t % j->tiles_b;
-  int64_t a0 = ta * j->tile_a, b0 = tb * TILE, na = RLX_MIN(j->tile_a, j->A - a0), nb = RLX_MIN(TILE, j->B - b0);
+  int64_t a0 = ta * j->tile_a, b0 = tb * j->tile_b, na = RLX_MIN(j->tile_a, j->A - a0), nb = RLX_MIN(j->tile_b, j->B - b0);
   size_t es = j->es;
   const char *x = j->x + (size_t)(o * j->xo + b0 * j->A + a0) * es;
   char *y = j->y + (size_t)(o * j->A * j->B + a0 * j->B + b0) * es;
+  if (es == 4 && j->avx512) { /* 16x16 blocks through registers: bits moved, never computed on */
+    rlx_f32_transpose__avx512((const float *)x, j->A, nb, na, (float *)y, j->B, false);
+    return;
+  }
   if (es == 4) {
     tr_tile4((uint32_t *)y, (const uint32_t *)x, j->A, j->B, na, nb);
     return;
@@ -126,14 +132,21 @@ static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const i
   if (r >= 2 && j.st[r - 2] == 1 && j.st[r - 1] == j.dims[r - 2] && j.dims[r - 2] > 1 &&
       (r == 2 || j.st[r - 3] == j.dims[r - 2] * j.dims[r - 1]) && (r <= 3)) { /* a transpose of the inner two */
     tr_job t = {.x = x, .y = out->data, .es = es, .outer = r == 3 ? j.dims[0] : 1, .A = j.dims[r - 2],
-                .B = j.dims[r - 1], .xo = r == 3 ? j.st[0] : 0};
+                .B = j.dims[r - 1], .xo = r == 3 ? j.st[0] : 0,
+                .avx512 = rlx_sgemm_isa_avx512(rlx_sgemm_active())};
     if (t.B == 2 && es == 4) { /* rows of 2: an interleave, about 4096 elements a task */
       t.tile_a = RLX_MAX(1, 2048 / t.A);
       rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, (t.outer + t.tile_a - 1) / t.tile_a, interleave_task, &t);
       return;
     }
-    t.tile_a = t.B < TILE ? TILE * TILE / t.B : TILE; /* narrow rows (3 channels): taller tiles */
-    t.tiles_a = (t.A + t.tile_a - 1) / t.tile_a, t.tiles_b = (t.B + TILE - 1) / TILE;
+    if (t.avx512 && es == 4) {
+      t.tile_a = RLX_MIN(t.A, 256);
+      t.tile_b = RLX_MAX(32, RLX_MIN(512, 8192 / t.tile_a / 16 * 16));
+    } else {
+      t.tile_a = t.B < TILE ? TILE * TILE / t.B : TILE; /* narrow rows (3 channels): taller tiles */
+      t.tile_b = TILE;
+    }
+    t.tiles_a = (t.A + t.tile_a - 1) / t.tile_a, t.tiles_b = (t.B + t.tile_b - 1) / t.tile_b;
     int64_t tasks = t.outer * t.tiles_a * t.tiles_b;
     rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, tasks, tr_task, &t);
     return;

@@ -503,6 +503,11 @@ TEST(permute) {
   each_threads("expand rank", RLX_OP_EXPAND, &e, 1, (spec[]){{.dt = RLX_DTYPE_BOOL, .sh = {.rank = 2, .dims = {1, 5}}}});
   rlx_params p2 = {.permute = {.perm = {1, 0, -1, -1, -1, -1, -1, -1}}};
   each_threads("transpose 2-D", RLX_OP_PERMUTE, &p2, 1, (spec[]){F32(300, 257)});
+  /* the AVX-512 tiles (256 x 32, narrow rows in wide tiles): tails in both axes, several images */
+  rlx_params p3 = {.permute = {.perm = {0, 2, 1, -1, -1, -1, -1, -1}}};
+  each_threads("transpose tiles", RLX_OP_PERMUTE, &p3, 1, (spec[]){F32(2, 531, 301)});
+  each_threads("transpose to 24 rows", RLX_OP_PERMUTE, &p3, 1, (spec[]){F32(1, 700, 24)});
+  each_threads("transpose from 24 rows", RLX_OP_PERMUTE, &p3, 1, (spec[]){F32(1, 24, 700)});
 }
 
 /* Slices: a qkv split (contiguous runs), steps, the first and an inner axis, empty windows, dtypes. */
