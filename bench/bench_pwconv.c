@@ -3,7 +3,8 @@
  * efficientnet_b0's high-resolution front (batch 1, random data, bias, the
  * layer's activation and residual in the epilogue): the 3x3 stride-2 stem on
  * the NCHW image and the 1x1 convs at 112x112 and 56x56, where the tensors
- * outgrow L2 and K is small. Prints per layer the median and minimum ms over
+ * outgrow L2 and K is small; and regnet_y_800mf's at 14x14 and 7x7, where K
+ * and the weights are large. Prints per layer the median and minimum ms over
  * rounds, GFLOP/s of the product and GB/s of its input, residual and output
  * together, and the kernel's name. At one thread the times are the thread's
  * CPU time, else wall time. Numbers, not assertions.
@@ -35,6 +36,9 @@ static const layer layers[] = {
     {72, 28, 28, 40, 1, 1, RLX_UNARY_COUNT, false},       {3, 224, 224, 32, 3, 2, RLX_UNARY_SILU, false},
     {32, 112, 112, 16, 1, 1, RLX_UNARY_COUNT, false},     {16, 112, 112, 96, 1, 1, RLX_UNARY_SILU, false},
     {96, 56, 56, 24, 1, 1, RLX_UNARY_COUNT, false},       {24, 56, 56, 144, 1, 1, RLX_UNARY_SILU, false},
+    /* regnet_y_800mf's at 14x14 and 7x7 (weights of 0.4 and 2.4 MiB) */
+    {320, 14, 14, 320, 1, 1, RLX_UNARY_RELU, false},      {320, 14, 14, 784, 1, 1, RLX_UNARY_RELU, false},
+    {784, 7, 7, 784, 1, 1, RLX_UNARY_COUNT, true},
 };
 
 static float *rand_floats(size_t n, unsigned *r, float scale) {

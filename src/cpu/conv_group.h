@@ -42,11 +42,13 @@ typedef struct rlx_gconv_row {
 
 void rlx_gconv_row_avx512(const rlx_gconv_row *r);
 
-/* Whether the AVX-512 rows take 16-channel vectors from channel 0 (each within one group, Og a multiple of
- * 16, or whole groups of Og dividing 16 whose inputs fit one vector), so a row's channel range is cut at
- * multiples of 16; otherwise vectors start at each group's first channel and it is cut at groups. */
+/* Whether the AVX-512 rows take 16-channel vectors from channel 0, so a row's channel range is cut at
+ * multiples of 16: each vector within one group (Og a multiple of 16); whole groups of Og dividing 16 whose
+ * inputs fit one vector; or, Og 8 more than a multiple of 16 (regnet_x's 24-wide groups), within one group
+ * or straddling two at lane 8 (2 Cg within the zeros the padding reads). Otherwise vectors start at each
+ * group's first channel and it is cut at groups. */
 static inline bool rlx_gconv_by_vectors(int64_t Og, int64_t Cg) {
-  return Og % 16 == 0 || (16 % Og == 0 && Cg * (16 / Og) <= 16);
+  return Og % 16 == 0 || (16 % Og == 0 && Cg * (16 / Og) <= 16) || (Og % 16 == 8 && Og > 16 && 2 * Cg <= RLX_GCONV_CG_MAX);
 }
 
 /* The AVX-512 rows' vectors: by_vectors, channels [16 v, 16 v + 16) for v < Op / 16; otherwise each group's

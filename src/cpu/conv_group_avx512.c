@@ -14,9 +14,15 @@
  *     16 / Og <= 16: resnext's 4- and 8-wide groups): the block's input
  *     channels loaded once per pixel and tap, then one permute per c puts
  *     channel (lane / Og) * Cg + c in each lane;
- *   otherwise (regnet_x's 24-wide groups): vectors that start at each
- *     group's first channel, two at a time on one broadcast, the last of a
- *     group masked (24 channels: a vector and 8 lanes of another).
+ *   Og 8 more than a multiple of 16 (regnet_x's 24-wide groups): a vector
+ *     within one group as above; one straddling two groups at lane 8 takes
+ *     a broadcast of each group's channel, merged under the lane mask; and
+ *     where a pair of 24-wide groups is whole in the row's range, its three
+ *     vectors go at once on the two broadcasts and their merge (3 FMAs a
+ *     channel and pixel where vectors from each group's first channel took
+ *     4, a quarter of the lanes idle);
+ *   otherwise: vectors that start at each group's first channel, two at a
+ *     time on one broadcast, the last of a group masked.
  *
  * Built with -mavx512f -mfma (this file only); called only when the CPU
  * has AVX-512F.
@@ -30,7 +36,7 @@
 /* What a pixel outside the row reads: RLX_GCONV_CG_MAX channels of zeros (conv_group.c takes no bigger group). */
 static const float zeros[RLX_GCONV_CG_MAX] __attribute__((aligned(64)));
 
-enum { ONE_GROUP, PERMUTE, ALIGNED };
+enum { ONE_GROUP, PERMUTE, ALIGNED, STRADDLE, PAIR };
 
 typedef struct blk {
   int64_t ch0;     /* the first input channel of the vector's first group */
@@ -38,20 +44,23 @@ typedef struct blk {
   __mmask16 store; /* the lanes written (below O; ALIGNED: inside the group) */
   __mmask16 in;    /* PERMUTE: the input channels loaded */
   __m512i idx;     /* PERMUTE: lane -> its group's channel 0 among those loaded */
+  __mmask16 hi;    /* STRADDLE, PAIR: the lanes of the second group (its channels Cg floats on) */
 } blk;
 
 /* Input of pixel p for input channel c: xp points at the pixel's channel ch0 (its tap). */
-AI __m512 lane_input(const blk *b, const int MODE, const float *xp, __m512 xin, int64_t c) {
+AI __m512 lane_input(const blk *b, const int MODE, const float *xp, __m512 xin, int64_t c, int64_t Cg) {
   if (MODE == PERMUTE) return _mm512_permutexvar_ps(_mm512_add_epi32(b->idx, _mm512_set1_epi32((int)c)), xin);
+  if (MODE == STRADDLE) return _mm512_mask_mov_ps(_mm512_set1_ps(xp[c]), b->hi, _mm512_set1_ps(xp[Cg + c]));
   return _mm512_set1_ps(xp[c]);
 }
 
 /* Pixels [ox, ox + P) of the row for NV vectors of output channels from ob (NV 2: ONE_GROUP, both in one
- * group; ALIGNED, the second the group's masked rest); CHK: some pixel's taps leave the row, the columns outside read zeros. */
+ * group; ALIGNED, the second the group's masked rest; NV 3: PAIR, a pair of 24-wide groups); CHK: some
+ * pixel's taps leave the row, the columns outside read zeros. */
 AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P, const int NV, const bool CHK,
               int64_t ox, int64_t ob) {
-  __m512 acc[8][2];
-#pragma GCC unroll 2
+  __m512 acc[8][3];
+#pragma GCC unroll 3
   for (int v = 0; v < NV; v++) {
     __mmask16 k = v == NV - 1 ? b->store : 0xffff;
     const __m512 bias = r->bias ? _mm512_maskz_loadu_ps(k, r->bias + ob + 16 * v) : _mm512_setzero_ps();
@@ -79,13 +88,20 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
 #pragma GCC unroll 4
       for (int64_t c = 0; c < Cg; c++) {
         /* an ALIGNED vector may start less than 16 before Op: its lanes past the group are not loaded */
-        __m512 w[2];
-#pragma GCC unroll 2
+        __m512 w[3];
+#pragma GCC unroll 3
         for (int v = 0; v < NV; v++)
           w[v] = _mm512_load_ps(wk + v * vstride + c * 16); /* zero past the group (ALIGNED) */
 #pragma GCC unroll 8
         for (int p = 0; p < P; p++) {
-          const __m512 xv = lane_input(b, MODE, xp[p], MODE == PERMUTE ? xin[p] : w[0], c);
+          if (MODE == PAIR) { /* the first group's vector, the straddling one, the second group's */
+            const __m512 x0 = _mm512_set1_ps(xp[p][c]), x1 = _mm512_set1_ps(xp[p][Cg + c]);
+            acc[p][0] = _mm512_fmadd_ps(x0, w[0], acc[p][0]);
+            acc[p][1] = _mm512_fmadd_ps(_mm512_mask_mov_ps(x0, b->hi, x1), w[1], acc[p][1]);
+            acc[p][2] = _mm512_fmadd_ps(x1, w[2], acc[p][2]);
+            continue;
+          }
+          const __m512 xv = lane_input(b, MODE, xp[p], MODE == PERMUTE ? xin[p] : w[0], c, Cg);
 #pragma GCC unroll 2
           for (int v = 0; v < NV; v++) acc[p][v] = _mm512_fmadd_ps(xv, w[v], acc[p][v]);
         }
@@ -94,7 +110,7 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
   }
 #pragma GCC unroll 8
   for (int p = 0; p < P; p++)
-#pragma GCC unroll 2
+#pragma GCC unroll 3
     for (int v = 0; v < NV; v++)
       _mm512_mask_storeu_ps(r->y + (ox + p) * r->O + ob + 16 * v, v == NV - 1 ? b->store : 0xffff, acc[p][v]);
 }
@@ -114,7 +130,8 @@ AI void blocks_of(const rlx_gconv_row *r, const blk *b, const int MODE, const in
 
 AI void vector_row(const rlx_gconv_row *r, const blk *b, const int MODE, const int NV, int64_t ob, int64_t lo,
                    int64_t hi) {
-  if (r->OW >= 8) blocks_of(r, b, MODE, 8, NV, ob, lo, hi);
+  if (NV == 3 && r->OW >= 4) blocks_of(r, b, MODE, 4, NV, ob, lo, hi); /* 12 sums in flight */
+  else if (r->OW >= 8) blocks_of(r, b, MODE, 8, NV, ob, lo, hi);
   else if (r->OW >= 4) blocks_of(r, b, MODE, 4, NV, ob, lo, hi);
   else blocks_of(r, b, MODE, 1, NV, ob, lo, hi);
 }
@@ -147,6 +164,17 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
     blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .vec = ob / 16};
     int64_t g0 = ob / r->Og, g1 = (ob + n - 1) / r->Og;
     b.ch0 = g0 * r->Cg;
+    if (r->Og == 24 && ob % 48 == 0 && ob + 48 <= r->O && ob + 48 <= r->ob1) { /* a pair of whole groups */
+      b.hi = 0xff00;
+      vector_row(r, &b, PAIR, 3, ob, lo, hi);
+      ob += 32;
+      continue;
+    }
+    if (g0 != g1 && 16 % r->Og != 0) { /* across two groups at lane 8 (Og 8 more than a multiple of 16) */
+      b.hi = (__mmask16)(0xffffu << ((g1 * r->Og - ob) & 15));
+      vector_row(r, &b, STRADDLE, 1, ob, lo, hi);
+      continue;
+    }
     if (g0 == g1) {
       /* two vectors of one group at once where it has them (32-wide groups): twice the sums in flight, one
        * broadcast for both */

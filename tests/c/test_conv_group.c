@@ -5,7 +5,9 @@
  * whole vectors (16 and 32 channels: one broadcast a sum, two vectors at
  * once), groups of 2, 4 and 8 whose inputs fit a vector (the permute
  * path; a depthwise conv with two outputs a channel is one), and groups
- * that straddle vectors (24, 20, 12, 6, 3 channels; 4 outputs on 8 inputs);
+ * that straddle vectors (24 and 40 channels: vectors across two groups and
+ * pairs of 24-wide groups at once, pairs cut by the rows' channel ranges;
+ * 20, 12, 6, 3 channels; 4 outputs on 8 inputs);
  * output channel counts off the 16-wide vectors; kernels 1x1, 3x3, 5x5 and
  * 3x1; strides 1 and 2, padding 0 to 2, dilation 2; images 1 to 30 pixels
  * wide (blocks of 8, of 4 and single pixels, the last block overlapping
@@ -86,6 +88,10 @@ TEST(grouped_against_reference) {
       {"2-wide groups, 40 channels",        1, 40, 40, 20, 5, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
       {"depthwise, two outputs a channel",  1, 24, 48, 24, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_HARDSWISH, 0},
       {"24-wide groups (regnet_x)",         1, 72, 72, 3, 10, 21, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"24-wide groups, pairs cut by rows", 1, 192, 192, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 0},
+      {"24-wide groups, five, stride 2",    2, 120, 120, 5, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, false, false, NO_ACT, 0},
+      {"24-wide groups, three pixels",      1, 96, 96, 4, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
+      {"40-wide groups (straddle)",         1, 120, 120, 3, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_SILU, 0},
       {"20-wide groups, 5x5",               1, 40, 40, 2, 8, 12, 5, 5, 1, 1, 2, 2, 1, 1, true, false, NO_ACT, 0},
       {"12-wide groups",                    1, 36, 36, 3, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, RLX_UNARY_SILU, 0},
       {"4 outputs on 8 inputs a group",     1, 32, 16, 4, 6, 14, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 0},
@@ -101,6 +107,7 @@ TEST(grouped_against_reference) {
       {"NaN and Inf, 16-wide",              1, 32, 32, 2, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 7},
       {"NaN and Inf, 4-wide",               1, 32, 32, 8, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, false, NO_ACT, 5},
       {"NaN and Inf, 24-wide",              1, 48, 48, 2, 5, 9, 3, 3, 2, 2, 1, 1, 1, 1, true, false, NO_ACT, 6},
+      {"NaN and Inf, 24-wide pairs",        1, 96, 96, 4, 6, 10, 3, 3, 1, 1, 1, 1, 1, 1, true, true, RLX_UNARY_RELU, 5},
   };
   for (int threads = 1; threads <= 3; threads++)
     for (size_t i = 0; i < RLX_COUNTOF(cases); i++) {
