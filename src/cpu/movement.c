@@ -63,7 +63,8 @@ typedef struct tr_job {
   const char *x;
   char *y;
   size_t es;
-  int64_t outer, A, B, xo, tile_a, tile_b, tiles_a, tiles_b; /* xo: input stride of the outer index; tile_a: tile rows */
+  int64_t outer, A, B, xo, tile_a, tile_b, tiles_a, tiles_b; /* xo: input stride of the outer index; a tile:
+                                                               * tile_a output rows by tile_b columns */
   bool avx512; /* 4-byte tiles on rlx_f32_transpose__avx512 */
 } tr_job;
 
@@ -139,7 +140,7 @@ static void strided_copy(rlx_threadpool *tp, const rlx_tensor_view *out, const i
       rlx_parallel_for(j.rows * j.row_len >= 32768 ? tp : NULL, (t.outer + t.tile_a - 1) / t.tile_a, interleave_task, &t);
       return;
     }
-    if (t.avx512 && es == 4) {
+    if (t.avx512 && es == 4) { /* long runs on both sides, about 32 KiB a tile (docs/design.md, "Layout") */
       t.tile_a = RLX_MIN(t.A, 256);
       t.tile_b = RLX_MAX(32, RLX_MIN(512, 8192 / t.tile_a / 16 * 16));
     } else {
