@@ -262,14 +262,25 @@ RLX_VEC_CLONES static void output_block(const float *restrict M, size_t ms, int6
   }
 }
 
-/* y[0, n) = v + b (+ res), then the activation. */
+/* relu as eltwise.c computes it (NaN kept), for store_row's loops */
+static inline float relu_f32(float t) { return t > 0.0f ? t : (t == t ? 0.0f : t); }
+
+/* y[0, n) = v + b (+ res), then the activation: a ReLU (the common case) in
+ * the same loop, any other as a second pass over the row (rlx_cpu_act_f32).
+ * The rows are an image's width: the second pass and its call cost 2-3% of
+ * squeezenet1_1's Winograd convs (docs/perf.md). */
 RLX_VEC_CLONES static void store_row(float *restrict y, const float *restrict v, const float *restrict res, float b,
                                      const rlx_epilogue *ep, int64_t n) {
-  if (res)
+  bool relu = ep->has_act && ep->act.kind == RLX_UNARY_RELU;
+  if (res && relu)
+    for (int64_t i = 0; i < n; i++) y[i] = relu_f32(v[i] + b + res[i]);
+  else if (res)
     for (int64_t i = 0; i < n; i++) y[i] = v[i] + b + res[i];
+  else if (relu)
+    for (int64_t i = 0; i < n; i++) y[i] = relu_f32(v[i] + b);
   else
     for (int64_t i = 0; i < n; i++) y[i] = v[i] + b;
-  if (ep->has_act) rlx_cpu_act_f32(&ep->act, y, n);
+  if (ep->has_act && !relu) rlx_cpu_act_f32(&ep->act, y, n);
 }
 
 /* row[4q + b] = p[b][q] for q < n: four phase rows interleaved. */

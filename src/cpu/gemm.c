@@ -211,6 +211,7 @@ typedef struct gemm_job {
   char *b_bufs;          /* per-task packing: each worker's B panels (b_buf_bytes apart) */
   size_t b_buf_bytes;
   bool a_inplace; /* A unpacked, read by the ISA's in-place kernel (a_inplace_ok) */
+  bool b_inplace; /* B unpacked, read by the ISA's in-place kernel (b_inplace_ok) */
   float *a_fill;  /* where pack_a_task writes the shared packed A */
   /* Task t is (row block, column chunk) t / ctiles, t % ctiles: the pool
    * deals each thread a contiguous range of tasks, so each thread writes
@@ -249,6 +250,24 @@ static bool a_inplace_ok(const rlx_sgemm_isa *isa, const rlx_sgemm_args *a, int6
   a_post_ukernel post;
   return a_inplace_kernels(isa, &plain, &post) && !a->a_packed && !a->pack_a && a->A && a->M > RLX_SGEMM_SKINNY_M &&
          chunk <= A_INPLACE_PANELS && a->lda % 1024 != 0;
+}
+
+/* Whether B may be read in place instead of packed: the AVX-512 kernels, B given plainly (not transposed),
+ * at most B_INPLACE_ROWS rows of A (so each B panel serves at most B_INPLACE_ROWS / 12 row blocks, the
+ * first reading it from L2 or L3, the others from L1), and a row stride that does not put a panel's rows
+ * in one L1 set. A channel-major 1x1 conv with few output channels (squeezenet's squeeze layers, 16 from
+ * 64 or 128 at 55x55) spent 30% of its time packing B (docs/perf.md). */
+#define B_INPLACE_ROWS 64
+typedef void (*b_ukernel)(int64_t K, const float *a, const float *b, int64_t ldb, float *c, int64_t ldc, int m, int n,
+                          bool accumulate, const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+static b_ukernel b_inplace_kernel(const rlx_sgemm_isa *isa) {
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x32) return rlx_f32_gemm_ukernel_b__avx512_12x32;
+  if (isa->ukernel == rlx_f32_gemm_ukernel__avx512_12x16) return rlx_f32_gemm_ukernel_b__avx512_12x16;
+  return NULL;
+}
+static bool b_inplace_ok(const rlx_sgemm_isa *isa, const rlx_sgemm_args *a) {
+  return b_inplace_kernel(isa) && a->B && !a->trans_b && !a->pack_b && !a->b_packed && a->M > RLX_SGEMM_SKINNY_M &&
+         a->M <= B_INPLACE_ROWS && a->ldb % 1024 != 0;
 }
 
 /* Offset (floats) of block (ic, pc) in a fully prepacked A. */
@@ -416,10 +435,15 @@ static void compute_block(const gemm_job *j, int64_t t, int worker, int64_t p0, 
   for (int64_t q = 0; q < blocks; q++) {
     int64_t r = a_outer ? q / bpanels : q % rpanels, p = pa + (a_outer ? q % bpanels : q / rpanels);
     int64_t col = j->j0 + p * isa->nr, ir = r * isa->mr;
-    const float *b = bp + (p - pbase) * kc * isa->nr;
     float *c = j->C + (i0 + ir) * j->ldc + col;
     int m = (int)RLX_MIN(isa->mr, mc - ir), nn = (int)RLX_MIN(isa->nr, j->N - col);
     const float *a = ap + r * kc * isa->mr;
+    if (j->b_inplace) {
+      b_inplace_kernel(isa)(kc, a, j->B + p0 * j->ldb + col, j->ldb, c, j->ldc, m, nn, p0 > 0, last ? j->post : NULL,
+                            i0 + ir, col);
+      continue;
+    }
+    const float *b = bp + (p - pbase) * kc * isa->nr;
     if (pk) {
       pk(kc, a, b, c, j->ldc, m, nn, p0 > 0, j->post, i0 + ir, col);
       continue;
@@ -462,6 +486,10 @@ static void full_k_task(void *ctx, int64_t t, int worker) {
     int64_t kc = RLX_MIN(KC, j->K - p0);
     if (j->b_packed) {
       compute_block(j, t, worker, p0, kc, j->b_packed + packed_offset(isa, j->N, j->K, j->j0, p0), 0);
+      continue;
+    }
+    if (j->b_inplace) {
+      compute_block(j, t, worker, p0, kc, NULL, pa);
       continue;
     }
     float *buf = (float *)(j->b_bufs + j->b_buf_bytes * (size_t)worker);
@@ -570,7 +598,9 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
   /* per task, (mtiles - 1) * K * N more elements are packed (about half a
    * nanosecond each, over the threads); shared, each K block costs two
    * barriers (a few microseconds): per task when that trade wins */
-  bool per_task = prepacked || (max_chunk >= 1 && (j.mtiles == 1 || (j.mtiles <= 4 && (j.mtiles - 1) * N <= 80 * threads)));
+  j.b_inplace = b_inplace_ok(isa, a); /* then no B is packed: per task */
+  bool per_task = prepacked || j.b_inplace ||
+                  (max_chunk >= 1 && (j.mtiles == 1 || (j.mtiles <= 4 && (j.mtiles - 1) * N <= 80 * threads)));
   /* Over prepacked B (linear layers), tasks that share rows of A would each
    * pack them (at 2 threads BERT's 128-row products ran 4 tasks, A packed 4
    * times), and so would every column block: pack the whole of A once, in
@@ -604,7 +634,7 @@ static void run(const rlx_sgemm_isa *isa, rlx_threadpool *tp, const rlx_sgemm_ar
     if (per_task && !prepacked) j.chunk = RLX_MIN(j.chunk, max_chunk);
     int64_t ctiles = (j.panels + j.chunk - 1) / j.chunk;
     j.ctiles = ctiles;
-    j.a_inplace = !j.a_packed && a_inplace_ok(isa, a, j.chunk);
+    j.a_inplace = !j.a_packed && !j.b_inplace && a_inplace_ok(isa, a, j.chunk);
     if (per_task) {
       rlx_parallel_for(tp, j.mtiles * ctiles, full_k_task, &j);
       continue;

@@ -141,6 +141,15 @@ void rlx_f32_gemm_ukernel_a_post__avx512_12x32(int64_t K, const float *a, int64_
 void rlx_f32_gemm_ukernel_a_post__avx512_12x16(int64_t K, const float *a, int64_t lda, const float *b, float *c,
                                                int64_t ldc, int m, int n, bool accumulate,
                                                const rlx_sgemm_post *post, int64_t i0, int64_t j0);
+/* The 12x32 and 12x16 AVX-512 blocks (A packed) with B read in place: rows of stride ldb, the columns past
+ * n not read (masked loads); post NULL, or applied as the _post kernels apply it. The driver's choice where
+ * a packed B panel would serve few row blocks (gemm.c, b_inplace_ok). */
+void rlx_f32_gemm_ukernel_b__avx512_12x32(int64_t K, const float *a, const float *b, int64_t ldb, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate, const rlx_sgemm_post *post,
+                                          int64_t i0, int64_t j0);
+void rlx_f32_gemm_ukernel_b__avx512_12x16(int64_t K, const float *a, const float *b, int64_t ldb, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate, const rlx_sgemm_post *post,
+                                          int64_t i0, int64_t j0);
 
 typedef struct rlx_sgemm_args {
   const rlx_sgemm_isa *isa; /* the microkernel (NULL: rlx_sgemm_active()); B packed for it */

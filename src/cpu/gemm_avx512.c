@@ -143,25 +143,35 @@ static inline __attribute__((always_inline)) void store_rows(const int R, const 
   }
 }
 
+/* B's two vectors at row b (W = 16: the first only). A B read in place (a row of the caller's matrix, not a
+ * zero-padded panel) is loaded under the columns' masks: past the last column lies the next row or the
+ * buffer's end. */
+#define LOAD_B(b0, b1, b, W, inplace, l0, l1)                                                     \
+  __m512 b0 = (inplace) ? _mm512_maskz_loadu_ps(l0, b) : _mm512_loadu_ps(b);                     \
+  __m512 b1 = (W) == 32 ? ((inplace) ? _mm512_maskz_loadu_ps(l1, (b) + 16) : _mm512_loadu_ps((b) + 16)) : b0
+
 /* The last row block of a product whose M is not a multiple of 12 (a conv
  * with 64 output channels ends in a block of 4, a 7x7 image's 49 pixels in
  * one of 1): R rows of the 12-row panel only (R = 1, 2, 4 or 8), so a block
  * of 4 costs a third of a full one, not all of it. W: the panel's width (32
- * or 16; b advances by W a k step). */
+ * or 16); b advances by bs a k step (W for a packed panel; inplace: B's row
+ * stride, B read in place). */
 static inline __attribute__((always_inline)) void ukernel_rows(const int R, const int W, int64_t K, const float *a,
-                                                               const float *b, float *c, int64_t ldc, int m, int n,
-                                                               bool accumulate, const rlx_sgemm_post *post,
-                                                               int64_t i0, int64_t j0, const rlx_sgemm_act act) {
+                                                               const float *b, const int64_t bs, const bool inplace,
+                                                               float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                               const rlx_sgemm_post *post, int64_t i0, int64_t j0,
+                                                               const rlx_sgemm_act act) {
   __m512 acc[8][2];
   fetch_block(c, ldc, m, W, post, i0, j0);
+  MASKS2();
 #pragma GCC unroll 8
   for (int i = 0; i < R; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 2
-  for (int64_t k = 0; k < K; k++, a += 12, b += W) {
-    _mm_prefetch((const char *)(b + 16 * W), _MM_HINT_T0);
-    if (W == 32) _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+  for (int64_t k = 0; k < K; k++, a += 12, b += bs) {
+    _mm_prefetch((const char *)(b + 16 * bs), _MM_HINT_T0);
+    if (W == 32) _mm_prefetch((const char *)(b + 16 * bs + 16), _MM_HINT_T0);
     _mm_prefetch((const char *)(a + A_AHEAD), _MM_HINT_T0);
-    __m512 b0 = _mm512_loadu_ps(b), b1 = W == 32 ? _mm512_loadu_ps(b + 16) : b0;
+    LOAD_B(b0, b1, b, W, inplace, k0, k1);
 #pragma GCC unroll 8
     for (int i = 0; i < R; i++) {
       __m512 x = _mm512_set1_ps(a[i]);
@@ -174,35 +184,38 @@ static inline __attribute__((always_inline)) void ukernel_rows(const int R, cons
 
 /* A block of m <= 8 rows on ukernel_rows (true), or false: the full kernel's. */
 static inline __attribute__((always_inline)) bool rows_tail(const int W, int64_t K, const float *a, const float *b,
-                                                            float *c, int64_t ldc, int m, int n, bool accumulate,
+                                                            const int64_t bs, const bool inplace, float *c,
+                                                            int64_t ldc, int m, int n, bool accumulate,
                                                             const rlx_sgemm_post *post, int64_t i0, int64_t j0,
                                                             const rlx_sgemm_act act) {
   if (m > 8) return false;
-  if (m == 1) ukernel_rows(1, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-  else if (m == 2) ukernel_rows(2, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-  else if (m <= 4) ukernel_rows(4, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
-  else ukernel_rows(8, W, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act);
+  if (m == 1) ukernel_rows(1, W, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m == 2) ukernel_rows(2, W, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else if (m <= 4) ukernel_rows(4, W, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act);
+  else ukernel_rows(8, W, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act);
   return true;
 }
 
-static inline __attribute__((always_inline)) void k12x32(int64_t K, const float *a, const float *b, float *c,
-                                                         int64_t ldc, int m, int n, bool accumulate,
-                                                         const rlx_sgemm_post *post, int64_t i0, int64_t j0,
-                                                         const rlx_sgemm_act act) {
+/* bs, inplace: as ukernel_rows' (a packed panel: 32, false) */
+static inline __attribute__((always_inline)) void k12x32(int64_t K, const float *a, const float *b, const int64_t bs,
+                                                         const bool inplace, float *c, int64_t ldc, int m, int n,
+                                                         bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                                         int64_t j0, const rlx_sgemm_act act) {
   /* 49 pixels (a 7x7 image) end in a block of 1 */
-  if (rows_tail(32, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
+  if (rows_tail(32, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   fetch_block(c, ldc, m, 32, post, i0, j0);
+  MASKS2();
   ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7) ROW(8) ROW(9) ROW(10) ROW(11)
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < K; k++, a += 12, b += 32) {
+  for (int64_t k = 0; k < K; k++, a += 12, b += bs) {
     /* B's panel comes from L3 on its first row block: stay 16 k ahead */
-    _mm_prefetch((const char *)(b + 512), _MM_HINT_T0);
-    _mm_prefetch((const char *)(b + 528), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 16 * bs), _MM_HINT_T0);
+    _mm_prefetch((const char *)(b + 16 * bs + 16), _MM_HINT_T0);
     _mm_prefetch((const char *)(a + A_AHEAD), _MM_HINT_T0);
-    __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), x;
+    LOAD_B(b0, b1, b, 32, inplace, k0, k1);
+    __m512 x;
     FMA(0) FMA(1) FMA(2) FMA(3) FMA(4) FMA(5) FMA(6) FMA(7) FMA(8) FMA(9) FMA(10) FMA(11)
   }
-  MASKS2();
   COL_BIAS2()
   if (m == 12 && n == 32) {
     STORE_FULL(0); STORE_FULL(1); STORE_FULL(2); STORE_FULL(3); STORE_FULL(4); STORE_FULL(5);
@@ -216,13 +229,20 @@ static inline __attribute__((always_inline)) void k12x32(int64_t K, const float 
 
 void rlx_f32_gemm_ukernel__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc,
                                         int m, int n, bool accumulate) {
-  k12x32(K, a, b, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
+  k12x32(K, a, b, 32, false, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
 }
 
 void rlx_f32_gemm_ukernel_post__avx512_12x32(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
                                              int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
                                              int64_t j0) {
-  POST_DISPATCH(k12x32(K, a, b, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
+  POST_DISPATCH(k12x32(K, a, b, 32, false, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
+}
+
+void rlx_f32_gemm_ukernel_b__avx512_12x32(int64_t K, const float *a, const float *b, int64_t ldb, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate, const rlx_sgemm_post *post,
+                                          int64_t i0, int64_t j0) {
+  if (!post) k12x32(K, a, b, ldb, true, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
+  else POST_DISPATCH(k12x32(K, a, b, ldb, true, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
 }
 
 /* The 12x32 block with A read in place (rows of stride lda, not packed):
@@ -361,21 +381,22 @@ void rlx_f32_gemm_skinny__avx512_32(int64_t K, const float *a, int64_t lda, cons
     _mm512_mask_storeu_ps(p, k0, v);                                                              \
   }
 
-static inline __attribute__((always_inline)) void k12x16(int64_t K, const float *a, const float *b, float *c,
-                                                         int64_t ldc, int m, int n, bool accumulate,
-                                                         const rlx_sgemm_post *post, int64_t i0, int64_t j0,
-                                                         const rlx_sgemm_act act) {
-  if (rows_tail(16, K, a, b, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
+/* bs, inplace: as ukernel_rows' (a packed panel: 16, false) */
+static inline __attribute__((always_inline)) void k12x16(int64_t K, const float *a, const float *b, const int64_t bs,
+                                                         const bool inplace, float *c, int64_t ldc, int m, int n,
+                                                         bool accumulate, const rlx_sgemm_post *post, int64_t i0,
+                                                         int64_t j0, const rlx_sgemm_act act) {
+  if (rows_tail(16, K, a, b, bs, inplace, c, ldc, m, n, accumulate, post, i0, j0, act)) return;
   fetch_block(c, ldc, m, 16, post, i0, j0);
+  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
   ROW1(0) ROW1(1) ROW1(2) ROW1(3) ROW1(4) ROW1(5) ROW1(6) ROW1(7) ROW1(8) ROW1(9) ROW1(10) ROW1(11)
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < K; k++, a += 12, b += 16) {
-    _mm_prefetch((const char *)(b + 256), _MM_HINT_T0);
+  for (int64_t k = 0; k < K; k++, a += 12, b += bs) {
+    _mm_prefetch((const char *)(b + 16 * bs), _MM_HINT_T0);
     _mm_prefetch((const char *)(a + A_AHEAD), _MM_HINT_T0);
-    __m512 b0 = _mm512_loadu_ps(b);
+    __m512 b0 = inplace ? _mm512_maskz_loadu_ps(k0, b) : _mm512_loadu_ps(b);
     FMA1(0) FMA1(1) FMA1(2) FMA1(3) FMA1(4) FMA1(5) FMA1(6) FMA1(7) FMA1(8) FMA1(9) FMA1(10) FMA1(11)
   }
-  __mmask16 k0 = (__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1);
   __m512 cb0 = post && post->col_bias ? _mm512_maskz_loadu_ps(k0, post->col_bias + j0) : _mm512_setzero_ps();
   STORE1(0) STORE1(1) STORE1(2) STORE1(3) STORE1(4) STORE1(5)
   STORE1(6) STORE1(7) STORE1(8) STORE1(9) STORE1(10) STORE1(11)
@@ -383,13 +404,20 @@ static inline __attribute__((always_inline)) void k12x16(int64_t K, const float 
 
 void rlx_f32_gemm_ukernel__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
                                         int n, bool accumulate) {
-  k12x16(K, a, b, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
+  k12x16(K, a, b, 16, false, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
 }
 
 void rlx_f32_gemm_ukernel_post__avx512_12x16(int64_t K, const float *a, const float *b, float *c, int64_t ldc, int m,
                                              int n, bool accumulate, const rlx_sgemm_post *post, int64_t i0,
                                              int64_t j0) {
-  POST_DISPATCH(k12x16(K, a, b, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
+  POST_DISPATCH(k12x16(K, a, b, 16, false, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
+}
+
+void rlx_f32_gemm_ukernel_b__avx512_12x16(int64_t K, const float *a, const float *b, int64_t ldb, float *c,
+                                          int64_t ldc, int m, int n, bool accumulate, const rlx_sgemm_post *post,
+                                          int64_t i0, int64_t j0) {
+  if (!post) k12x16(K, a, b, ldb, true, c, ldc, m, n, accumulate, NULL, 0, 0, RLX_SGEMM_ACT_NONE);
+  else POST_DISPATCH(k12x16(K, a, b, ldb, true, c, ldc, m, n, accumulate, &pc, i0, j0, ACT));
 }
 
 /* The 12x16 block with A read in place (rows of stride lda), as k12x32_a

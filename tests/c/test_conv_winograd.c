@@ -176,6 +176,7 @@ TEST(wg4_nonfinite) {
       {"NaN/Inf, 17x15", 1, 8, 17, 15, 6, 1, true, false, 0, 97, false, "4", WG4},
       {"NaN/Inf, batch 2, residual+relu", 2, 5, 12, 9, 4, 2, true, true, 1, 211, false, "4", WG4},
       {"NaN/Inf, 1x1 image", 1, 4, 1, 1, 3, 1, true, false, 0, 2, false, "4", WG4},
+      {"NaN/Inf, relu without residual", 1, 6, 14, 11, 5, 1, true, false, 1, 53, false, "4", WG4},
   };
   for (size_t i = 0; i < RLX_COUNTOF(cases); i++) each_threads(&cases[i], TOL4);
   const conv_case cases2[] = {

@@ -8,6 +8,8 @@
 
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cpu/gemm.h"
 #include "cpu/select.h"
@@ -128,6 +130,94 @@ TEST(unpacked_a_kernel) {
                 CHECK(C1[i * LDC + j] == want);
               }
           }
+}
+
+/* The B-in-place 12x32 and 12x16 kernels (a channel-major conv's image read as B) against the packed ones on
+ * every (m, n) of a block, with and without accumulation, plain and with each kind of post (row bias,
+ * residual, ReLU; column bias, hardswish): B's rows of an odd stride, its last row's column n - 1 the last
+ * float before a page the process may not read, so a load past the block's columns would fault. A zero-
+ * padded packed panel and masked loads run the same FMAs in the same order: identical results. */
+TEST(inplace_b_kernel) {
+  if (!rlx_sgemm_isa_named("avx512")) {
+    printf("  avx512: not available on this CPU, skipped\n");
+    return;
+  }
+  enum { K = 37, LDB = 45, LDC = 35 };
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), span = (K * LDB * sizeof(float) + page - 1) / page * page;
+  char *map = mmap(NULL, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(map != MAP_FAILED);
+  if (map == MAP_FAILED) return;
+  CHECK(mprotect(map + span, page, PROT_NONE) == 0);
+  float *end = (float *)(map + span); /* the first float that faults */
+  for (float *f = (float *)map; f < end; f++) *f = (float)((f - (float *)map) * 13 % 7) - 3.0f;
+  float A[12 * K], Ap[12 * K], panel[K * 32], C1[12 * LDC], C2[12 * LDC], bias[32], res[12 * LDC];
+  for (int i = 0; i < 12 * K; i++) A[i] = (float)((i * 37) % 11) - 5.0f;
+  for (int i = 0; i < 32; i++) bias[i] = 0.25f * (float)(i % 9) - 1.0f;
+  for (int i = 0; i < 12 * LDC; i++) res[i] = 0.5f * (float)(i % 13) - 3.0f;
+  rlx_sgemm_post posts[2] = {{.row_bias = bias, .res = res, .ldr = LDC, .act = RLX_SGEMM_ACT_RELU},
+                             {.col_bias = bias, .act = RLX_SGEMM_ACT_HARDSWISH}};
+  for (int wide = 0; wide < 2; wide++) /* 12x16, 12x32 */
+    for (int m = 1; m <= 12; m++)
+      for (int n = 1; n <= (wide ? 32 : 16); n++) {
+        int nr = wide ? 32 : 16;
+        const float *b = end - ((K - 1) * LDB + n); /* row k at b + k * LDB; the last ends at the guard */
+        for (int k = 0; k < K; k++)
+          for (int j = 0; j < nr; j++) panel[k * nr + j] = j < n ? b[k * LDB + j] : 0.0f;
+        for (int k = 0; k < K; k++)
+          for (int r = 0; r < 12; r++) Ap[k * 12 + r] = r < m ? A[r * K + k] : 0.0f;
+        for (int acc = 0; acc < 2; acc++)
+          for (int with_post = 0; with_post < 3; with_post++) {
+            const rlx_sgemm_post *p = with_post ? &posts[with_post - 1] : NULL;
+            for (int i = 0; i < 12 * LDC; i++) C1[i] = C2[i] = (float)(i % 5);
+            if (wide && p) rlx_f32_gemm_ukernel_post__avx512_12x32(K, Ap, panel, C1, LDC, m, n, acc, p, 0, 0);
+            else if (wide) rlx_f32_gemm_ukernel__avx512_12x32(K, Ap, panel, C1, LDC, m, n, acc);
+            else if (p) rlx_f32_gemm_ukernel_post__avx512_12x16(K, Ap, panel, C1, LDC, m, n, acc, p, 0, 0);
+            else rlx_f32_gemm_ukernel__avx512_12x16(K, Ap, panel, C1, LDC, m, n, acc);
+            if (wide) rlx_f32_gemm_ukernel_b__avx512_12x32(K, Ap, b, LDB, C2, LDC, m, n, acc, p, 0, 0);
+            else rlx_f32_gemm_ukernel_b__avx512_12x16(K, Ap, b, LDB, C2, LDC, m, n, acc, p, 0, 0);
+            if (memcmp(C1, C2, sizeof C1))
+              fprintf(stderr, "  12x%d m=%d n=%d accumulate=%d post=%d: packed and in-place B differ\n", nr, m, n,
+                      acc, with_post);
+            CHECK(!memcmp(C1, C2, sizeof C1));
+            if (p) continue;
+            /* and both are right: every sum a small integer, exact in f32, the rest of C as it was */
+            for (int i = 0; i < 12; i++)
+              for (int j = 0; j < LDC; j++) {
+                float want = (float)((i * LDC + j) % 5);
+                if (i < m && j < n) {
+                  float s = 0.0f;
+                  for (int k = 0; k < K; k++) s += A[i * K + k] * b[k * LDB + j];
+                  want = acc ? want + s : s;
+                }
+                CHECK(C2[i * LDC + j] == want);
+              }
+          }
+      }
+  munmap(map, span + page);
+}
+
+/* Through the driver, B plain (the products that read it in place: at most 64 rows of A; and past that, and
+ * a row stride of 1024 floats, which pack it), at 1-3 threads, against the reference. */
+TEST(inplace_b_driver) {
+  int64_t ms[] = {5, 16, 24, 40, 64, 65};
+  int64_t ns[] = {3, 33, 169, 700};
+  int64_t ks[] = {7, 300};
+  for (size_t a = 0; a < RLX_COUNTOF(ms); a++)
+    for (size_t b = 0; b < RLX_COUNTOF(ns); b++)
+      for (size_t c = 0; c < RLX_COUNTOF(ks); c++) {
+        product p = product_make(ms[a], ns[b], ks[c], false, b == 3 ? 1024 - ns[b] : 5);
+        for (int t = 1; t <= 3; t++) {
+          rlx_threadpool *tp;
+          CHECK_OK(rlx_threadpool_create(t, &tp));
+          double d = compare(rlx_sgemm_isa_for(ns[b]), tp, &p);
+          if (!(d < 1e-5))
+            fprintf(stderr, "  M=%lld N=%lld K=%lld threads=%d: rel diff %g\n", (long long)ms[a], (long long)ns[b],
+                    (long long)ks[c], t, d);
+          CHECK(d < 1e-5);
+          rlx_threadpool_destroy(tp);
+        }
+        product_free(&p);
+      }
 }
 
 TEST(microkernels_all_sizes) {
@@ -547,6 +637,6 @@ TEST(panel_width) {
   }
 }
 
-TEST_MAIN(unpacked_a_kernel, microkernels_all_sizes, threads_and_large, split_by_rows_or_cols, prepacked_b,
+TEST_MAIN(unpacked_a_kernel, inplace_b_kernel, inplace_b_driver, microkernels_all_sizes, threads_and_large, split_by_rows_or_cols, prepacked_b,
           whole_a_past_shared_block, post_matches_callback, pool_runs_every_index_once,
           pool_deals_contiguous_shares, panel_width)
