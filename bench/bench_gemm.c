@@ -98,8 +98,11 @@ int main(int argc, char **argv) {
   int lanes;
   double peak = fma_peak(tp, &lanes);
   if (peak > 0) printf("FMA peak measured on these threads (%d-lane vectors): %.1f GFLOP/s\n", lanes, peak);
+  /* 1024^3, a resnet 3x3 as implicit GEMM, its 7x7 one, linears (B^T: BERT's, 8 tokens, ViT's), squeezenet's squeeze
+   * layer, 128 -> 16 channels at 55x55 (with M <= 64 the first figure reads B in place, gemm.c) */
   int64_t shapes[][4] = {{1024, 1024, 1024, 0}, {64, 3136, 576, 0}, {512, 49, 4608, 0}, {128, 768, 768, 1},
-                         {8, 3072, 768, 1}, {197, 2304, 768, 1}, {197, 3072, 768, 1}, {197, 768, 3072, 1}};
+                         {8, 3072, 768, 1}, {197, 2304, 768, 1}, {197, 3072, 768, 1}, {197, 768, 3072, 1},
+                         {16, 3025, 128, 0}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
     int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
     int tb = (int)shapes[s][3];
