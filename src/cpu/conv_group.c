@@ -59,6 +59,15 @@ static void row_portable(const rlx_gconv_row *r) {
 /* Whether the AVX-512 rows run a group of Cg input channels (the rest: row_portable). */
 static bool avx512_rows(int64_t Cg) { return rlx_sgemm_isa_avx512(rlx_sgemm_active()) && Cg <= RLX_GCONV_CG_MAX; }
 
+/* Output row oy's first input row iy0 and its kernel rows inside the image, [*k0, *k1). */
+static int64_t kernel_rows(const gconv_job *j, int64_t oy, int64_t *k0, int64_t *k1) {
+  int64_t iy0 = oy * j->sh - j->ph, dh = j->r.dh;
+  *k0 = 0, *k1 = j->kh;
+  while (*k0 < *k1 && iy0 + *k0 * dh < 0) ++*k0;
+  while (*k1 > *k0 && iy0 + (*k1 - 1) * dh >= j->H) --*k1;
+  return iy0;
+}
+
 static void gconv_task(void *ctx, int64_t t, int worker) {
   (void)worker;
   const gconv_job *j = ctx;
@@ -67,10 +76,16 @@ static void gconv_task(void *ctx, int64_t t, int worker) {
   r.x += b * j->H * r.W * r.C;
   r.y += (b * j->OH + oy) * r.OW * r.O;
   r.ob0 = t % j->chunks * j->chunk, r.ob1 = RLX_MIN(r.ob0 + j->chunk, r.O);
-  r.iy0 = oy * j->sh - j->ph;
-  r.k0 = 0, r.k1 = j->kh; /* the kernel rows inside the image */
-  while (r.k0 < r.k1 && r.iy0 + r.k0 * r.dh < 0) r.k0++;
-  while (r.k1 > r.k0 && r.iy0 + (r.k1 - 1) * r.dh >= j->H) r.k1--;
+  r.iy0 = kernel_rows(j, oy, &r.k0, &r.k1);
+  /* A thread takes its rows in order (rlx_parallel_for's shares): after a row's last channel range, the
+   * image rows the next output row reads and this one does not are fetched along it. Read cold from L3,
+   * the rows had cost more than the sums (regnet_y_800mf's 112x112 stride-2 layer, its 3.2 MB input just
+   * written by the 1x1 conv before it: 0.59 ms with the input in L2, 1.44 from L3; docs/perf.md). */
+  if (t % j->chunks == j->chunks - 1 && oy + 1 < j->OH && r.k1 > r.k0) {
+    int64_t n0, n1, niy0 = kernel_rows(j, oy + 1, &n0, &n1);
+    int64_t lo = RLX_MAX(niy0 + n0 * r.dh, r.iy0 + (r.k1 - 1) * r.dh + 1), hi = niy0 + (n1 - 1) * r.dh;
+    if (n1 > n0 && lo <= hi) r.pf = r.x + lo * r.W * r.C, r.pf_floats = (hi - lo + 1) * r.W * r.C;
+  }
   if (j->avx512) rlx_gconv_row_avx512(&r);
   else row_portable(&r);
   int64_t o0 = r.ob0, n = RLX_MIN(r.ob1, r.O) - o0;

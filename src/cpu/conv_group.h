@@ -38,6 +38,10 @@ typedef struct rlx_gconv_row {
   int64_t kw, sw, pw, dw;
   int64_t ob0, ob1;
   int64_t taps; /* kh * kw */
+  /* input the caller's next row reads and this one does not (its new image rows), fetched into L2 a slice
+   * after each block of pixels (AVX-512 rows only), or NULL */
+  const float *pf;
+  int64_t pf_floats;
 } rlx_gconv_row;
 
 void rlx_gconv_row_avx512(const rlx_gconv_row *r);

@@ -115,25 +115,40 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
       _mm512_mask_storeu_ps(r->y + (ox + p) * r->O + ob + 16 * v, v == NV - 1 ? b->store : 0xffff, acc[p][v]);
 }
 
+/* The prefetch of the next row's new input (rlx_gconv_row.pf): `per` lines after each block, from p to end. */
+typedef struct pf_cursor {
+  const char *p, *end;
+  int64_t per;
+} pf_cursor;
+
+AI void pf_step(pf_cursor *f) {
+  for (int64_t i = 0; i < f->per && f->p < f->end; i++, f->p += 64) _mm_prefetch(f->p, _MM_HINT_T1);
+}
+
 /* Blocks of P pixels over the row [0, OW) (OW >= P), the last one ending at OW (it may redo a few pixels of
  * the one before: each block writes its sums, it adds nothing); CHK for the blocks that reach outside
  * [lo, hi), the pixels whose taps are all inside. */
 AI void blocks_of(const rlx_gconv_row *r, const blk *b, const int MODE, const int P, const int NV, int64_t ob,
-                  int64_t lo, int64_t hi) {
+                  int64_t lo, int64_t hi, pf_cursor *pf) {
   for (int64_t ox = 0;; ox += P) {
     if (ox + P > r->OW) ox = r->OW - P;
     if (ox < lo || ox + P > hi) block(r, b, MODE, P, NV, true, ox, ob);
     else block(r, b, MODE, P, NV, false, ox, ob);
+    pf_step(pf);
     if (ox + P >= r->OW) break;
   }
 }
 
+/* The pixels a block takes for NV vectors (vector_row's choice). */
+static int block_pixels(int64_t OW, int NV) { return NV == 3 && OW >= 4 ? 4 : OW >= 8 ? 8 : OW >= 4 ? 4 : 1; }
+
 AI void vector_row(const rlx_gconv_row *r, const blk *b, const int MODE, const int NV, int64_t ob, int64_t lo,
-                   int64_t hi) {
-  if (NV == 3 && r->OW >= 4) blocks_of(r, b, MODE, 4, NV, ob, lo, hi); /* 12 sums in flight */
-  else if (r->OW >= 8) blocks_of(r, b, MODE, 8, NV, ob, lo, hi);
-  else if (r->OW >= 4) blocks_of(r, b, MODE, 4, NV, ob, lo, hi);
-  else blocks_of(r, b, MODE, 1, NV, ob, lo, hi);
+                   int64_t hi, pf_cursor *pf) {
+  switch (block_pixels(r->OW, NV)) {
+    case 4: blocks_of(r, b, MODE, 4, NV, ob, lo, hi, pf); break; /* NV 3: 12 sums in flight */
+    case 8: blocks_of(r, b, MODE, 8, NV, ob, lo, hi, pf); break;
+    default: blocks_of(r, b, MODE, 1, NV, ob, lo, hi, pf); break;
+  }
 }
 
 void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
@@ -143,6 +158,11 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
   lo = lo < r->OW ? lo : r->OW;
   hi = hi < r->OW ? hi : r->OW;
   if (hi < lo) hi = lo;
+  /* the next row's input, spread over this row's blocks (counted as 16-channel vectors of 8 pixels) */
+  pf_cursor pf = {(const char *)r->pf, (const char *)(r->pf + (r->pf ? r->pf_floats : 0)), 0};
+  int64_t lines = (pf.end - pf.p + 63) / 64, bpix = block_pixels(r->OW, 1);
+  int64_t blocks = ((r->ob1 < r->O ? r->ob1 : r->O) - r->ob0 + 15) / 16 * ((r->OW + bpix - 1) / bpix);
+  pf.per = blocks > 0 ? (lines + blocks - 1) / blocks : lines;
   if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg)) { /* vectors from each group's first channel */
     for (int64_t g = r->ob0 / r->Og; g * r->Og < r->ob1 && g * r->Og < r->O; g++)
       for (int64_t ob = g * r->Og, end = (g + 1) * r->Og; ob < end;) {
@@ -153,8 +173,8 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
         n = n < 16 ? n : 16;
         blk b = {.store = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), .ch0 = g * r->Cg,
                  .vec = g * ((r->Og + 15) / 16) + (ob - g * r->Og) / 16};
-        if (nv == 2) vector_row(r, &b, ALIGNED, 2, ob, lo, hi);
-        else vector_row(r, &b, ALIGNED, 1, ob, lo, hi);
+        if (nv == 2) vector_row(r, &b, ALIGNED, 2, ob, lo, hi, &pf);
+        else vector_row(r, &b, ALIGNED, 1, ob, lo, hi, &pf);
         ob += 16 * (nv - 1) + n;
       }
     return;
@@ -166,23 +186,23 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
     b.ch0 = g0 * r->Cg;
     if (r->Og == 24 && ob % 48 == 0 && ob + 48 <= r->O && ob + 48 <= r->ob1) { /* a pair of whole groups */
       b.hi = 0xff00;
-      vector_row(r, &b, PAIR, 3, ob, lo, hi);
+      vector_row(r, &b, PAIR, 3, ob, lo, hi, &pf);
       ob += 32;
       continue;
     }
     if (g0 != g1 && 16 % r->Og != 0) { /* across two groups at lane 8 (Og 8 more than a multiple of 16) */
       b.hi = (__mmask16)(0xffffu << ((g1 * r->Og - ob) & 15));
-      vector_row(r, &b, STRADDLE, 1, ob, lo, hi);
+      vector_row(r, &b, STRADDLE, 1, ob, lo, hi, &pf);
       continue;
     }
     if (g0 == g1) {
       /* two vectors of one group at once where it has them (32-wide groups): twice the sums in flight, one
        * broadcast for both */
       if (n == 16 && ob + 32 <= r->O && (ob + 31) / r->Og == g0 && ob + 32 <= r->ob1) {
-        vector_row(r, &b, ONE_GROUP, 2, ob, lo, hi);
+        vector_row(r, &b, ONE_GROUP, 2, ob, lo, hi, &pf);
         ob += 16;
       } else {
-        vector_row(r, &b, ONE_GROUP, 1, ob, lo, hi);
+        vector_row(r, &b, ONE_GROUP, 1, ob, lo, hi, &pf);
       }
       continue;
     }
@@ -191,6 +211,6 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
     int idx[16];
     for (int l = 0; l < 16; l++) idx[l] = (int)((l / r->Og) * r->Cg);
     b.idx = _mm512_loadu_si512(idx);
-    vector_row(r, &b, PERMUTE, 1, ob, lo, hi);
+    vector_row(r, &b, PERMUTE, 1, ob, lo, hi, &pf);
   }
 }
