@@ -223,6 +223,46 @@ TEST(inplace_b_driver) {
       }
 }
 
+/* A prepacked and B plain, split by columns (a channel-major conv: the weights by the image), at 1-3 threads,
+ * against the reference: shapes whose few panels the driver deals in chunks chosen for the busiest thread
+ * (balance_cols: 144 columns are 9 panels, 5 and 4 at two threads), every element written once. */
+TEST(prepacked_a_by_cols) {
+  struct { int64_t M, N, K; } shapes[] = {{192, 144, 77}, {32, 169, 20}, {64, 25, 30}, {384, 144, 50},
+                                         {100, 49, 33},  {13, 700, 9},  {1000, 169, 16}};
+  for (size_t si = 0; si < RLX_COUNTOF(shapes); si++) {
+    int64_t M = shapes[si].M, N = shapes[si].N, K = shapes[si].K;
+    product p = product_make(M, N, K, false, 3);
+    const rlx_sgemm_isa *isa = rlx_sgemm_isa_for(N);
+    float *Ac = malloc(sizeof(float) * (size_t)(M * K)), *C = malloc(sizeof(float) * (size_t)(M * N));
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t k = 0; k < K; k++) Ac[i * K + k] = p.A[i * p.lda + k];
+    float *Ap = rlx_aligned_alloc(rlx_sgemm_packed_a_size(M, K));
+    rlx_sgemm_pack_a(M, K, Ac, K, Ap); /* 12-row panels: every kernel's */
+    for (int t = 1; t <= 3; t++) {
+      rlx_threadpool *tp;
+      CHECK_OK(rlx_threadpool_create(t, &tp));
+      void *scratch = aligned_alloc(64, rlx_sgemm_scratch(t));
+      for (int64_t i = 0; i < M * N; i++) C[i] = 1e30f; /* must be overwritten */
+      rlx_sgemm_args a = {.isa = isa, .M = M, .N = N, .K = K, .a_packed = Ap, .B = p.B, .ldb = p.ldb, .C = C,
+                          .ldc = N, .by_cols = true};
+      rlx_sgemm_ex(tp, &a, scratch);
+      double worst = 0;
+      for (int64_t i = 0; i < M * N; i++) {
+        double d = fabs((double)C[i] - p.R[i]) / (1.0 + fabs(p.R[i]));
+        if (!(d <= worst)) worst = d;
+      }
+      if (!(worst < 1e-5))
+        fprintf(stderr, "  M=%lld N=%lld K=%lld threads=%d: rel diff %g\n", (long long)M, (long long)N, (long long)K,
+                t, worst);
+      CHECK(worst < 1e-5);
+      free(scratch);
+      rlx_threadpool_destroy(tp);
+    }
+    rlx_aligned_free(Ap), free(Ac), free(C);
+    product_free(&p);
+  }
+}
+
 TEST(microkernels_all_sizes) {
   /* every microkernel of the list (MR x NR: 12x32, 12x16, 6x16, 4x8), narrow panels too, on the same
    * shapes: M 1..4 (the skinny kernel), MR - 1, MR, MR + 1 and more than two blocks of each; N NR - 1,
@@ -640,6 +680,6 @@ TEST(panel_width) {
   }
 }
 
-TEST_MAIN(unpacked_a_kernel, inplace_b_kernel, inplace_b_driver, microkernels_all_sizes, threads_and_large,
-          split_by_rows_or_cols, prepacked_b, whole_a_past_shared_block, post_matches_callback,
+TEST_MAIN(unpacked_a_kernel, inplace_b_kernel, inplace_b_driver, prepacked_a_by_cols, microkernels_all_sizes,
+          threads_and_large, split_by_rows_or_cols, prepacked_b, whole_a_past_shared_block, post_matches_callback,
           pool_runs_every_index_once, pool_deals_contiguous_shares, panel_width)
