@@ -159,8 +159,9 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
   hi = hi < r->OW ? hi : r->OW;
   if (hi < lo) hi = lo;
   /* the next row's input, spread over this row's blocks (counted as 16-channel vectors of 8 pixels) */
-  pf_cursor pf = {(const char *)r->pf, (const char *)(r->pf + (r->pf ? r->pf_floats : 0)), 0};
-  int64_t lines = (pf.end - pf.p + 63) / 64, bpix = block_pixels(r->OW, 1);
+  pf_cursor pf = {NULL, NULL, 0};
+  if (r->pf) pf.p = (const char *)r->pf, pf.end = (const char *)(r->pf + r->pf_floats);
+  int64_t lines = r->pf ? (pf.end - pf.p + 63) / 64 : 0, bpix = block_pixels(r->OW, 1);
   int64_t blocks = ((r->ob1 < r->O ? r->ob1 : r->O) - r->ob0 + 15) / 16 * ((r->OW + bpix - 1) / bpix);
   pf.per = blocks > 0 ? (lines + blocks - 1) / blocks : lines;
   if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg)) { /* vectors from each group's first channel */
