@@ -78,9 +78,10 @@ static void gconv_task(void *ctx, int64_t t, int worker) {
   r.ob0 = t % j->chunks * j->chunk, r.ob1 = RLX_MIN(r.ob0 + j->chunk, r.O);
   r.iy0 = kernel_rows(j, oy, &r.k0, &r.k1);
   /* A thread takes its rows in order (rlx_parallel_for's shares): after a row's last channel range, the
-   * image rows the next output row reads and this one does not are fetched along it. Read cold from L3,
-   * the rows had cost more than the sums (regnet_y_800mf's 112x112 stride-2 layer, its 3.2 MB input just
-   * written by the 1x1 conv before it: 0.59 ms with the input in L2, 1.44 from L3; docs/perf.md). */
+   * image rows the next output row reads and this one does not are fetched along it. Read cold, one
+   * strided line a pixel and group, the rows had cost more than the sums (regnet_y_800mf's 112x112 stride-2
+   * layer, its 3.2 MB input just written by the 1x1 conv before it: 0.58 ms with the input in cache, 1.41
+   * from memory, 0.60 fetched ahead; docs/perf.md). */
   if (t % j->chunks == j->chunks - 1 && oy + 1 < j->OH && r.k1 > r.k0) {
     int64_t n0, n1, niy0 = kernel_rows(j, oy + 1, &n0, &n1);
     int64_t lo = RLX_MAX(niy0 + n0 * r.dh, r.iy0 + (r.k1 - 1) * r.dh + 1), hi = niy0 + (n1 - 1) * r.dh;
