@@ -44,7 +44,8 @@ typedef struct rlx_gconv_row {
   int64_t pf_floats;
 } rlx_gconv_row;
 
-void rlx_gconv_row_avx512(const rlx_gconv_row *r);
+/* Returns the cache lines of pf it fetched (all of them: each row's last block asks for the rest). */
+int64_t rlx_gconv_row_avx512(const rlx_gconv_row *r);
 
 /* Whether the AVX-512 rows take 16-channel vectors from channel 0, so a row's channel range is cut at
  * multiples of 16: each vector within one group (Og a multiple of 16); whole groups of Og dividing 16 whose

@@ -115,14 +115,25 @@ AI void block(const rlx_gconv_row *r, const blk *b, const int MODE, const int P,
       _mm512_mask_storeu_ps(r->y + (ox + p) * r->O + ob + 16 * v, v == NV - 1 ? b->store : 0xffff, acc[p][v]);
 }
 
-/* The prefetch of the next row's new input (rlx_gconv_row.pf): `per` lines after each block, from p to end. */
+/* The prefetch of the next row's new input (rlx_gconv_row.pf), from p to end, spread over the row's work:
+ * after a block of `units` (16-channel vectors times pixels) the lines due by then, `lines` of them over
+ * `total` units (acc carries the remainder), so the row's last block has asked for all of them whatever
+ * mix of one-, two- and three-vector blocks it took. */
 typedef struct pf_cursor {
   const char *p, *end;
-  int64_t per;
+  int64_t lines, total, acc;
 } pf_cursor;
 
-AI void pf_step(pf_cursor *f) {
-  for (int64_t i = 0; i < f->per && f->p < f->end; i++, f->p += 64) _mm_prefetch(f->p, _MM_HINT_T1);
+AI void pf_step(pf_cursor *f, int64_t units) {
+  if (f->p >= f->end) return;
+  f->acc += units * f->lines;
+  int64_t n = f->acc / f->total;
+  f->acc -= n * f->total;
+  for (; n > 0 && f->p < f->end; n--, f->p += 64) _mm_prefetch(f->p, _MM_HINT_T1);
+}
+
+static int64_t pf_fetched(const pf_cursor *f, const rlx_gconv_row *r) {
+  return f->end ? (f->p - (const char *)r->pf) / 64 : 0;
 }
 
 /* Blocks of P pixels over the row [0, OW) (OW >= P), the last one ending at OW (it may redo a few pixels of
@@ -134,7 +145,7 @@ AI void blocks_of(const rlx_gconv_row *r, const blk *b, const int MODE, const in
     if (ox + P > r->OW) ox = r->OW - P;
     if (ox < lo || ox + P > hi) block(r, b, MODE, P, NV, true, ox, ob);
     else block(r, b, MODE, P, NV, false, ox, ob);
-    pf_step(pf);
+    pf_step(pf, P * NV);
     if (ox + P >= r->OW) break;
   }
 }
@@ -151,19 +162,23 @@ AI void vector_row(const rlx_gconv_row *r, const blk *b, const int MODE, const i
   }
 }
 
-void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
+int64_t rlx_gconv_row_avx512(const rlx_gconv_row *r) {
   /* the output pixels whose taps are all inside the row: [lo, hi) */
   int64_t span = (r->kw - 1) * r->dw, lo = (r->pw + r->sw - 1) / r->sw;
   int64_t hi = r->W - 1 - span + r->pw < 0 ? 0 : (r->W - 1 - span + r->pw) / r->sw + 1;
   lo = lo < r->OW ? lo : r->OW;
   hi = hi < r->OW ? hi : r->OW;
   if (hi < lo) hi = lo;
-  /* the next row's input, spread over this row's blocks (counted as 16-channel vectors of 8 pixels) */
-  pf_cursor pf = {NULL, NULL, 0};
-  if (r->pf) pf.p = (const char *)r->pf, pf.end = (const char *)(r->pf + r->pf_floats);
-  int64_t lines = r->pf ? (pf.end - pf.p + 63) / 64 : 0, bpix = block_pixels(r->OW, 1);
-  int64_t blocks = ((r->ob1 < r->O ? r->ob1 : r->O) - r->ob0 + 15) / 16 * ((r->OW + bpix - 1) / bpix);
-  pf.per = blocks > 0 ? (lines + blocks - 1) / blocks : lines;
+  /* the next row's input, spread over this row's units: its 16-channel vectors (a group's own vectors where
+   * they start at its first channel) times OW pixels */
+  pf_cursor pf = {NULL, NULL, 0, 1, 0};
+  int64_t ob1 = r->ob1 < r->O ? r->ob1 : r->O, vecs = (ob1 - r->ob0 + 15) / 16;
+  if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg))
+    vecs = (ob1 - r->ob0 + r->Og - 1) / r->Og * ((r->Og + 15) / 16);
+  if (r->pf && vecs > 0 && r->OW > 0) {
+    pf.p = (const char *)r->pf, pf.end = (const char *)(r->pf + r->pf_floats);
+    pf.lines = (pf.end - pf.p + 63) / 64, pf.total = vecs * r->OW;
+  }
   if (r->Og % 16 != 0 && !rlx_gconv_by_vectors(r->Og, r->Cg)) { /* vectors from each group's first channel */
     for (int64_t g = r->ob0 / r->Og; g * r->Og < r->ob1 && g * r->Og < r->O; g++)
       for (int64_t ob = g * r->Og, end = (g + 1) * r->Og; ob < end;) {
@@ -178,7 +193,7 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
         else vector_row(r, &b, ALIGNED, 1, ob, lo, hi, &pf);
         ob += 16 * (nv - 1) + n;
       }
-    return;
+    return pf_fetched(&pf, r);
   }
   for (int64_t ob = r->ob0; ob < r->ob1 && ob < r->O; ob += 16) {
     int64_t n = r->O - ob < 16 ? r->O - ob : 16;
@@ -214,4 +229,5 @@ void rlx_gconv_row_avx512(const rlx_gconv_row *r) {
     b.idx = _mm512_loadu_si512(idx);
     vector_row(r, &b, PERMUTE, 1, ob, lo, hi, &pf);
   }
+  return pf_fetched(&pf, r);
 }

@@ -15,12 +15,16 @@
  * residual; ReLU, hardswish and SiLU; NaN and infinities in the image; 1,
  * 2 and 3 threads. Every output must be written, and the node must get the
  * kernel the selector names on this CPU. ctest runs it twice: as is, and
- * with RLX_ISA=avx2 (the portable rows on an AVX-512 CPU).
+ * with RLX_ISA=avx2 (the portable rows on an AVX-512 CPU). On AVX-512, each
+ * kind of row (one, two and three vectors a block, straddling, permuted,
+ * vectors from each group's first channel; whole rows and channel ranges)
+ * must fetch all of the next row's input it is given, by its last block.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/conv_group.h"
 #include "cpu/gemm.h"
 #include "cpu/select.h"
 #include "ops/ops_util.h"
@@ -117,4 +121,41 @@ TEST(grouped_against_reference) {
     }
 }
 
-TEST_MAIN(grouped_against_reference)
+/* Each kind of AVX-512 row, given the next row's input to fetch, asks for every line of it by its end. */
+TEST(prefetch_covers_next_rows) {
+  if (!rlx_sgemm_isa_avx512(rlx_sgemm_active())) return;
+  const struct {
+    const char *what;
+    int64_t C, O, G, W, sw, ob0, ob1;
+  } rows[] = {
+      {"16-wide groups", 144, 144, 9, 28, 1, 0, 144},     {"16-wide groups, a range", 144, 144, 9, 56, 2, 32, 96},
+      {"32-wide groups", 128, 128, 4, 14, 1, 0, 128},     {"24-wide pairs", 192, 192, 8, 28, 1, 0, 192},
+      {"24-wide pairs cut", 192, 192, 8, 28, 1, 48, 144}, {"40-wide straddle", 120, 120, 3, 13, 1, 0, 128},
+      {"4-wide permuted", 128, 128, 32, 56, 1, 0, 128},   {"20-wide from each group", 40, 40, 2, 12, 1, 0, 40},
+      {"12-wide, three pixels", 36, 36, 3, 3, 1, 0, 36},  {"one pixel", 32, 32, 2, 1, 1, 0, 32},
+  };
+  for (size_t i = 0; i < RLX_COUNTOF(rows); i++) {
+    int64_t C = rows[i].C, O = rows[i].O, Cg = C / rows[i].G, Og = O / rows[i].G, W = rows[i].W;
+    int64_t OW = (W + 2 - 3) / rows[i].sw + 1, nw = rlx_gconv_vectors(O, Og, Cg) * 16 * 9 * Cg;
+    float *x = calloc((size_t)(5 * W * C), sizeof(float)), *wt = rlx_aligned_alloc(sizeof(float) * (size_t)nw);
+    float *y = calloc((size_t)(OW * O), sizeof(float));
+    CHECK(x && wt && y);
+    if (!x || !wt || !y) break;
+    memset(wt, 0, sizeof(float) * (size_t)nw); /* the kernel's weight loads are aligned */
+    rlx_gconv_row r = {.x = x, .wt = wt, .y = y, .C = C, .W = W, .O = O, .Op = (O + 15) / 16 * 16, .Cg = Cg,
+                       .Og = Og, .OW = OW, .iy0 = 0, .dh = 1, .k0 = 0, .k1 = 3, .kw = 3, .sw = rows[i].sw, .pw = 1,
+                       .dw = 1, .ob0 = rows[i].ob0, .ob1 = rows[i].ob1, .taps = 9};
+    CHECK(rlx_gconv_row_avx512(&r) == 0);
+    /* the next rows (one or two), and a slice not ending on a line */
+    for (int64_t n = 1; n <= 3; n++) {
+      r.pf = x + 3 * W * C, r.pf_floats = n <= 2 ? n * W * C : W * C - 3;
+      int64_t got = rlx_gconv_row_avx512(&r), want = (r.pf_floats * 4 + 63) / 64;
+      if (got != want) fprintf(stderr, "  %s: %lld of %lld lines fetched\n", rows[i].what, (long long)got, (long long)want);
+      CHECK(got == want);
+    }
+    free(x), free(y);
+    rlx_aligned_free(wt);
+  }
+}
+
+TEST_MAIN(grouped_against_reference, prefetch_covers_next_rows)
