@@ -155,6 +155,62 @@ AI bool hmax_plane_s2(const float *x, float *h, const rlx_pool_plane *g, const i
   return nan != 0;
 }
 
+/* One input row's maxima over KW (2 or 3) adjacent columns at stride 2 for the 16 output columns whose first
+ * window column is c, 2c' + 0..31 loaded once (-inf outside the row, cols16) and split into their even and odd
+ * columns; the third column is the evens shifted by a lane, lane 15's (column c + 32) a scalar where the
+ * vector has 16 columns (FULL). The steps in the window's column order (vmaxps). nan: a NaN was read. */
+AI __m512 hrow_s2(const float *row, int64_t c, int64_t W, const int KW, bool full, __mmask16 *nan) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __m512 a = cols16(row, c, W), b = cols16(row, c + 16, W);
+  *nan |= _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+  __m512 m = _mm512_max_ps(_mm512_permutex2var_ps(a, odd, b), _mm512_permutex2var_ps(a, even, b));
+  if (KW == 3) {
+    const __m512i next = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 31);
+    __m512 t = _mm512_permutex2var_ps(a, next, b);
+    if (full) {
+      float z = c + 32 < W ? row[c + 32] : -__builtin_inff(); /* c + 32 >= 0: pw <= 32 (the caller) */
+      t = _mm512_mask_mov_ps(t, 0x8000, _mm512_set1_ps(z));
+      *nan |= (__mmask16)(z != z);
+    }
+    m = _mm512_max_ps(t, m);
+  }
+  return m;
+}
+
+/* Max pooling at stride 2 both ways over KH x KW (2 or 3 each) windows, undilated, in one pass: down each
+ * strip of 16 output columns, an output row's window rows maximized across (hrow_s2) and combined in row
+ * order straight into y, the row two outputs share (KH 3) kept in a register; the rows outside the image
+ * are skipped. Every step and its order are the two passes' (hmax_plane_s2, vmax_plane) with vmaxps, without
+ * the round trip through h nor a pass per input row: squeezenet's and googlenet's small planes had spent more
+ * on those than on the maxima. Returns whether a NaN was read (y is then unfinished: the caller redoes the
+ * plane with the reference's step). */
+AI bool max_plane_s2x2(const float *x, float *y, const rlx_pool_plane *g, const int KH, const int KW) {
+  int64_t H = g->H, W = g->W, OW = g->OW;
+  __mmask16 nan = 0;
+  for (int64_t ox = 0; ox < OW; ox += 16) {
+    int64_t n = OW - ox < 16 ? OW - ox : 16, c = 2 * ox - g->pw, kept = -1;
+    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+    __m512 keep = _mm512_setzero_ps();
+    for (int64_t oy = 0; oy < g->OH; oy++) {
+      int64_t iy0 = 2 * oy - g->ph;
+      __m512 m = _mm512_set1_ps(-__builtin_inff());
+      bool any = false;
+#pragma GCC unroll 3
+      for (int a = 0; a < KH; a++) {
+        int64_t iy = iy0 + a;
+        if (iy < 0 || iy >= H) continue;
+        __m512 r = iy == kept ? keep : hrow_s2(x + iy * W, c, W, KW, n == 16, &nan);
+        m = any ? _mm512_max_ps(r, m) : r;
+        any = true;
+        if (KH == 3 && a == 2) keep = r, kept = iy;
+      }
+      _mm512_mask_storeu_ps(y + oy * OW + ox, lanes, m);
+    }
+  }
+  return nan != 0;
+}
+
 /* hmax at stride 1 over kw <= 16 adjacent columns (googlenet's 3x3 branch pools, SPP's 5x5): a load of 16
  * columns at each window column, -inf outside the row (cols16). The loads at the first and the last window
  * column cover every column a vector reads: one compare for NaN. KW: 3, or 0 for g->kw. */
@@ -199,7 +255,11 @@ AI void max_plane(const float *x, float *h, float *y, const rlx_pool_plane *g, c
 }
 
 void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g) {
-  if (g->sw == 2 && g->dw == 1 && (g->kw == 2 || g->kw == 3)) {
+  if (g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->kh == g->kw && (g->kw == 2 || g->kw == 3) &&
+      g->pw <= 32 && g->OW <= 32) { /* wider (resnet's 112x112): slower than the two passes, 3.3 us a plane to 2.8 */
+    if (g->kw == 3 ? max_plane_s2x2(x, y, g, 3, 3) : max_plane_s2x2(x, y, g, 2, 2))
+      hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
+  } else if (g->sw == 2 && g->dw == 1 && (g->kw == 2 || g->kw == 3)) {
     if (g->kw == 3 ? hmax_plane_s2(x, h, g, 3) : hmax_plane_s2(x, h, g, 2))
       hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
     else

@@ -5,7 +5,8 @@
  * (src/ops/pool.c), to the bit: both take the window in row-major order,
  * the max keeps the first of equal values and its NaN rule, the average is
  * summed and divided in double. Geometries: kernels 1 to 7 and unequal
- * ones, strides 1 (one load), 2 (two loads and a permute) and 3, 4 (a
+ * ones, strides 1 (one load), 2 (two loads and a permute; 2x2 and 3x3
+ * windows over small planes in one pass) and 3, 4 (a
  * gather), padding 0 to half the kernel, dilation 2 and 3 (max), ceil_mode
  * (windows past the input's end), rows of 1 to 70 columns (no interior,
  * a part of one vector, several and a tail), images with no interior row;
@@ -150,6 +151,21 @@ TEST(max_against_reference) {
       {true, 1, 2, 2, 3, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},      /* no interior column */
   };
   for (size_t i = 0; i < RLX_COUNTOF(odd); i++) each(&odd[i], "odd geometry");
+  /* stride 2 both ways, 2x2 and 3x3 windows over at most 32 output columns (one pass, the shared row in a
+   * register): ceil's windows past the last row and column, padding, strips of exactly 16 and 32 columns
+   * (the third column of lane 15 a scalar load, or past the row), a second strip in part */
+  const pool_case s2[] = {
+      {true, 1, 6, 27, 27, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 3},  /* squeezenet's 13x13, ties and specials */
+      {true, 1, 5, 14, 14, 2, 2, 2, 2, 0, 0, 1, 1, true, false, 0, 4},  /* googlenet's 2x2 */
+      {true, 1, 4, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 0},  /* googlenet's 14x14 */
+      {true, 2, 3, 33, 33, 3, 3, 2, 2, 0, 0, 1, 1, false, false, 0, 5}, /* 16 columns: lane 15's third a scalar */
+      {true, 1, 3, 20, 65, 3, 3, 2, 2, 0, 0, 1, 1, false, false, 0, 3}, /* 32 columns */
+      {true, 1, 3, 9, 64, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 3},   /* 32 columns, the last third past the row */
+      {true, 1, 3, 10, 35, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},  /* padded, a second strip of 2 */
+      {true, 1, 3, 7, 9, 2, 2, 2, 2, 1, 1, 1, 1, true, false, 0, 2},    /* 2x2 padded, two values */
+      {true, 1, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},    /* one row */
+  };
+  for (size_t i = 0; i < RLX_COUNTOF(s2); i++) each(&s2[i], "stride 2, one pass");
 }
 
 TEST(avg_against_reference) {
