@@ -358,15 +358,18 @@ void rlx_pool_row_avx512(const rlx_pool_row *r) {
   else row(r, 0);
 }
 
-bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f) {
+/* The flat run's two passes; KW, KH: the window (3 for googlenet's and inception's 3x3s, the loops unrolled), or
+ * 0 for f's. */
+AI bool max_flat(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f, const int KH, const int KW) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   __mmask16 nan = 0;
-  int64_t nvec = (n + 15) / 16, kh = f->kh, kw = f->kw, W = f->W;
+  int64_t nvec = (n + 15) / 16, kh = KH ? KH : f->kh, kw = KW ? KW : f->kw, W = f->W;
   for (int64_t u = 0, q = 0; u < nvec; u++, q = q + 1 == f->period ? 0 : q + 1) {
     __mmask16 tail = (__mmask16)(n - 16 * u >= 16 ? 0xffff : (1u << (n - 16 * u)) - 1);
     const float *p = x + 16 * u - f->pw;
     const uint16_t *hm = f->hmask + q * kw;
     __m512 m = ninf;
+#pragma GCC unroll 3
     for (int64_t b = 0; b < kw; b++) {
       __m512 v = _mm512_mask_loadu_ps(ninf, (__mmask16)(hm[b] & tail), p + b);
       if (b == f->pw) nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q); /* every element once */
@@ -380,10 +383,16 @@ bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, con
     const float *p = h + 16 * u - f->ph * W;
     const uint16_t *vm = f->vmask + q * kh;
     __m512 m = ninf;
+#pragma GCC unroll 3
     for (int64_t a = 0; a < kh; a++) m = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, (__mmask16)(vm[a] & tail), p + a * W), m);
     _mm512_mask_storeu_ps(y + 16 * u, tail, m);
   }
   return false;
+}
+
+bool rlx_pool_max_flat_avx512(const float *x, float *h, float *y, int64_t n, const rlx_pool_flat *f) {
+  if (f->kh == 3 && f->kw == 3) return max_flat(x, h, y, n, f, 3, 3);
+  return max_flat(x, h, y, n, f, 0, 0);
 }
 
 bool rlx_pool_max_nhwc_row_avx512(const float *img, float *y, const rlx_pool_nhwc_row *r) {
