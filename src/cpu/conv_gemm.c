@@ -131,7 +131,11 @@ static void pack_im2col(const void *ctx, int64_t k0, int64_t kc, int64_t j0, int
     const conv_geo *c = s->c;
     int64_t khw = c->kh * c->kw;
     int32_t poff[32];
-    for (int64_t j = 0; j < cols; j++) poff[j] = (int32_t)((j0 + j) / c->OW * s->d->QW + (j0 + j) % c->OW);
+    int64_t oy = j0 / c->OW, ox = j0 % c->OW; /* one division a panel, not two a column (8% of a stem conv) */
+    for (int64_t j = 0; j < cols; j++) {
+      poff[j] = (int32_t)(oy * s->d->QW + ox);
+      if (++ox == c->OW) ox = 0, oy++;
+    }
     rlx_f32_pack_taps_b__avx512(s->phases + k0 / khw * s->chan_floats, s->chan_floats, s->tap_off, khw, k0 % khw, kc,
                                 poff, (int)cols, nr, dst);
     return;
