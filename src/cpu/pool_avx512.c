@@ -211,6 +211,44 @@ AI bool max_plane_s2x2(const float *x, float *y, const rlx_pool_plane *g, const 
   return nan != 0;
 }
 
+/* One input row's maxima over 3 adjacent columns at stride 1 for the 16 output columns whose first window
+ * column is c (-inf outside the row, cols16), in column order (vmaxps); the first and the last load cover
+ * every column read, one compare for NaN. */
+AI __m512 hrow_s1(const float *row, int64_t c, int64_t W, __mmask16 *nan) {
+  __m512 first = cols16(row, c, W), last = cols16(row, c + 2, W);
+  *nan |= _mm512_cmp_ps_mask(first, last, _CMP_UNORD_Q);
+  return _mm512_max_ps(last, _mm512_max_ps(cols16(row, c + 1, W), first));
+}
+
+/* Max pooling 3x3 at stride 1, undilated, in one pass (googlenet's branch pools over 28x28 and 14x14 planes):
+ * down each strip of 16 output columns, each input row maximized across once (hrow_s1) and kept in a
+ * register while the three output rows that read it are combined in row order straight into y. The steps
+ * and their order are the two passes' with vmaxps. Returns whether a NaN was read (y is then unfinished). */
+AI bool max_plane_s1_3x3(const float *x, float *y, const rlx_pool_plane *g) {
+  int64_t H = g->H, W = g->W, OW = g->OW;
+  __mmask16 nan = 0;
+  for (int64_t ox = 0; ox < OW; ox += 16) {
+    int64_t n = OW - ox < 16 ? OW - ox : 16, c = ox - g->pw, t = -g->ph; /* t: output row 0's first window row */
+    __mmask16 lanes = (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1);
+    /* the output row's first two window rows (in0, in1: inside the image) */
+    bool in0 = t >= 0 && t < H, in1 = t + 1 >= 0 && t + 1 < H;
+    __m512 r0 = in0 ? hrow_s1(x + t * W, c, W, &nan) : _mm512_setzero_ps();
+    __m512 r1 = in1 ? hrow_s1(x + (t + 1) * W, c, W, &nan) : _mm512_setzero_ps();
+    for (int64_t oy = 0; oy < g->OH; oy++) {
+      int64_t i2 = oy - g->ph + 2;
+      bool in2 = i2 >= 0 && i2 < H;
+      __m512 r2 = in2 ? hrow_s1(x + i2 * W, c, W, &nan) : _mm512_setzero_ps();
+      __m512 m = _mm512_set1_ps(-__builtin_inff()); /* vmax_plane's steps: max(row, m) for the rows inside */
+      if (in0) m = _mm512_max_ps(r0, m);
+      if (in1) m = _mm512_max_ps(r1, m);
+      if (in2) m = _mm512_max_ps(r2, m);
+      _mm512_mask_storeu_ps(y + oy * OW + ox, lanes, m);
+      r0 = r1, in0 = in1, r1 = r2, in1 = in2;
+    }
+  }
+  return nan != 0;
+}
+
 /* hmax at stride 1 over kw <= 16 adjacent columns (googlenet's 3x3 branch pools, SPP's 5x5): a load of 16
  * columns at each window column, -inf outside the row (cols16). The loads at the first and the last window
  * column cover every column a vector reads: one compare for NaN. KW: 3, or 0 for g->kw. */
@@ -259,6 +297,8 @@ void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_poo
       g->pw <= 32 && g->OW <= 32) { /* wider (resnet's 112x112): slower than the two passes, 3.3 us a plane to 2.8 */
     if (g->kw == 3 ? max_plane_s2x2(x, y, g, 3, 3) : max_plane_s2x2(x, y, g, 2, 2))
       hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
+  } else if (g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->kh == 3 && g->kw == 3 && g->pw <= 2) {
+    if (max_plane_s1_3x3(x, y, g)) hmax_plane(x, h, g, 1, true), vmax_plane(h, y, g, true);
   } else if (g->sw == 2 && g->dw == 1 && (g->kw == 2 || g->kw == 3)) {
     if (g->kw == 3 ? hmax_plane_s2(x, h, g, 3) : hmax_plane_s2(x, h, g, 2))
       hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);

@@ -152,7 +152,7 @@ TEST(max_against_reference) {
   };
   for (size_t i = 0; i < RLX_COUNTOF(odd); i++) each(&odd[i], "odd geometry");
   /* stride 2 both ways, 2x2 and 3x3 windows over at most 32 output columns (one pass, the shared row in a
-   * register): ceil's windows past the last row and column, padding, strips of exactly 16 and 32 columns
+   * register; then 3x3 windows at stride 1, also one pass): ceil's windows past the last row and column, padding, strips of exactly 16 and 32 columns
    * (the third column of lane 15 a scalar load, or past the row), a second strip in part */
   const pool_case s2[] = {
       {true, 1, 6, 27, 27, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 3},  /* squeezenet's 13x13, ties and specials */
@@ -164,8 +164,13 @@ TEST(max_against_reference) {
       {true, 1, 3, 10, 35, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},  /* padded, a second strip of 2 */
       {true, 1, 3, 7, 9, 2, 2, 2, 2, 1, 1, 1, 1, true, false, 0, 2},    /* 2x2 padded, two values */
       {true, 1, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},    /* one row */
+      /* 3x3 at stride 1 in one pass: planes past the flat run's 1024 elements, or not "same" */
+      {true, 1, 3, 36, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, false, 0, 3},  /* 40 columns: a strip of 8 */
+      {true, 1, 4, 12, 19, 3, 3, 1, 1, 0, 0, 1, 1, false, false, 0, 4},  /* unpadded: 17 columns */
+      {true, 1, 3, 2, 16, 3, 3, 1, 1, 1, 0, 1, 1, false, false, 0, 3},   /* two rows, padded rows only */
+      {true, 1, 2, 40, 33, 3, 3, 1, 1, 1, 0, 1, 1, false, false, 0, 0},  /* rows padded, columns not */
   };
-  for (size_t i = 0; i < RLX_COUNTOF(s2); i++) each(&s2[i], "stride 2, one pass");
+  for (size_t i = 0; i < RLX_COUNTOF(s2); i++) each(&s2[i], "stride 2 or 3x3 stride 1, one pass");
 }
 
 TEST(avg_against_reference) {
