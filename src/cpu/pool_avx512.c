@@ -178,14 +178,43 @@ AI __m512 hrow_s2(const float *row, int64_t c, int64_t W, const int KW, bool ful
   return m;
 }
 
-/* Max pooling at stride 2 both ways over KH x KW (2 or 3 each) windows, undilated, in one pass: down each
- * strip of 16 output columns, an output row's window rows maximized across (hrow_s2) and combined in row
- * order straight into y, the row two outputs share (KH 3) kept in a register; the rows outside the image
- * are skipped. Every step and its order are the two passes' (hmax_plane_s2, vmax_plane) with vmaxps, without
- * the round trip through h nor a pass per input row: squeezenet's and googlenet's small planes had spent more
- * on those than on the maxima. Returns whether a NaN was read (y is then unfinished: the caller redoes the
- * plane with the reference's step). */
-AI bool max_plane_s2x2(const float *x, float *y, const rlx_pool_plane *g, const int KH, const int KW) {
+/* Max pooling at stride 2 both ways over KH x KW (2 or 3 each) windows, undilated, in one pass: each output
+ * row's window rows maximized across (hrow_s2, 16 output columns a vector) and combined in row order straight
+ * into y, the row two output rows share (KH 3) kept a vector per strip of 16 columns (max_plane_s2x2_rows,
+ * max_plane_s2x2_strips). Every step and its
+ * order are the two passes' (hmax_plane_s2, vmax_plane) with vmaxps, without the round trip through h nor a
+ * pass per input row: squeezenet's and googlenet's small planes had spent more on those than on the maxima.
+ * At most two strips (OW <= 32) go down one strip at a time, the shared row in a register; wider planes
+ * (resnet's 112x112, at most RLX_POOL_S2_STRIPS strips) row by row across the strips, the input read in
+ * order. Return whether a NaN was read (y is then unfinished: the caller redoes the plane with the
+ * reference's step). */
+#define RLX_POOL_S2_STRIPS 8
+AI bool max_plane_s2x2_rows(const float *x, float *y, const rlx_pool_plane *g, const int KH, const int KW) {
+  int64_t H = g->H, W = g->W, OW = g->OW, kept = -1;
+  __mmask16 nan = 0;
+  __m512 keep[RLX_POOL_S2_STRIPS];
+  for (int64_t oy = 0; oy < g->OH; oy++) {
+    int64_t iy0 = 2 * oy - g->ph;
+    for (int64_t ox = 0, v = 0; ox < OW; ox += 16, v++) {
+      int64_t n = OW - ox < 16 ? OW - ox : 16, c = 2 * ox - g->pw;
+      __m512 m = _mm512_set1_ps(-__builtin_inff()); /* vmax_plane's steps: max(row, m) for the rows inside */
+#pragma GCC unroll 3
+      for (int a = 0; a < KH; a++) {
+        int64_t iy = iy0 + a;
+        if (iy < 0 || iy >= H) continue;
+        __m512 r = iy == kept ? keep[v] : hrow_s2(x + iy * W, c, W, KW, n == 16, &nan);
+        m = _mm512_max_ps(r, m);
+        if (KH == 3 && a == 2) keep[v] = r;
+      }
+      _mm512_mask_storeu_ps(y + oy * OW + ox, (__mmask16)(n == 16 ? 0xffff : (1u << n) - 1), m);
+    }
+    if (KH == 3) kept = iy0 + 2;
+  }
+  return nan != 0;
+}
+
+/* (the same, one strip at a time) */
+AI bool max_plane_s2x2_strips(const float *x, float *y, const rlx_pool_plane *g, const int KH, const int KW) {
   int64_t H = g->H, W = g->W, OW = g->OW;
   __mmask16 nan = 0;
   for (int64_t ox = 0; ox < OW; ox += 16) {
@@ -294,8 +323,10 @@ AI void max_plane(const float *x, float *h, float *y, const rlx_pool_plane *g, c
 
 void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_pool_plane *g) {
   if (g->sh == 2 && g->sw == 2 && g->dh == 1 && g->dw == 1 && g->kh == g->kw && (g->kw == 2 || g->kw == 3) &&
-      g->pw <= 32 && g->OW <= 32) { /* wider (resnet's 112x112): slower than the two passes, 3.3 us a plane to 2.8 */
-    if (g->kw == 3 ? max_plane_s2x2(x, y, g, 3, 3) : max_plane_s2x2(x, y, g, 2, 2))
+      g->pw <= 32 && g->OW <= 16 * RLX_POOL_S2_STRIPS) {
+    bool nan = g->OW <= 32 ? (g->kw == 3 ? max_plane_s2x2_strips(x, y, g, 3, 3) : max_plane_s2x2_strips(x, y, g, 2, 2))
+                           : (g->kw == 3 ? max_plane_s2x2_rows(x, y, g, 3, 3) : max_plane_s2x2_rows(x, y, g, 2, 2));
+    if (nan)
       hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
   } else if (g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->kh == 3 && g->kw == 3 && g->pw <= 2) {
     if (max_plane_s1_3x3(x, y, g)) hmax_plane(x, h, g, 1, true), vmax_plane(h, y, g, true);

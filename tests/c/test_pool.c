@@ -164,6 +164,9 @@ TEST(max_against_reference) {
       {true, 1, 3, 10, 35, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},  /* padded, a second strip of 2 */
       {true, 1, 3, 7, 9, 2, 2, 2, 2, 1, 1, 1, 1, true, false, 0, 2},    /* 2x2 padded, two values */
       {true, 1, 2, 1, 3, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 0, 3},    /* one row */
+      {true, 1, 3, 9, 101, 3, 3, 2, 2, 0, 0, 1, 1, true, false, 0, 3},  /* 51 columns: row by row across strips */
+      {true, 1, 3, 7, 80, 2, 2, 2, 2, 1, 1, 1, 1, true, false, 0, 4},   /* 2x2, 41 columns, padded */
+      {true, 1, 2, 5, 300, 3, 3, 2, 2, 1, 1, 1, 1, false, false, 0, 3}, /* 150 columns: the two passes */
       /* 3x3 at stride 1 in one pass: planes past the flat run's 1024 elements, or not "same" */
       {true, 1, 3, 36, 40, 3, 3, 1, 1, 1, 1, 1, 1, false, false, 0, 3},  /* 40 columns: a strip of 8 */
       {true, 1, 4, 12, 19, 3, 3, 1, 1, 0, 0, 1, 1, false, false, 0, 4},  /* unpadded: 17 columns */
