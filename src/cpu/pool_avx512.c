@@ -180,14 +180,13 @@ AI __m512 hrow_s2(const float *row, int64_t c, int64_t W, const int KW, bool ful
 
 /* Max pooling at stride 2 both ways over KH x KW (2 or 3 each) windows, undilated, in one pass: each output
  * row's window rows maximized across (hrow_s2, 16 output columns a vector) and combined in row order straight
- * into y, the row two output rows share (KH 3) kept a vector per strip of 16 columns (max_plane_s2x2_rows,
- * max_plane_s2x2_strips). Every step and its
- * order are the two passes' (hmax_plane_s2, vmax_plane) with vmaxps, without the round trip through h nor a
- * pass per input row: squeezenet's and googlenet's small planes had spent more on those than on the maxima.
- * At most two strips (OW <= 32) go down one strip at a time, the shared row in a register; wider planes
- * (resnet's 112x112, at most RLX_POOL_S2_STRIPS strips) row by row across the strips, the input read in
- * order. Return whether a NaN was read (y is then unfinished: the caller redoes the plane with the
- * reference's step). */
+ * into y, the row two output rows share (KH 3) kept a vector per strip of 16 columns. Every step and its order
+ * are the two passes' (hmax_plane_s2, vmax_plane) with vmaxps, without the round trip through h nor a pass per
+ * input row: squeezenet's and googlenet's small planes had spent more on those than on the maxima. At most two
+ * strips (OW <= 32) go down one strip at a time, the shared row in a register (max_plane_s2x2_strips); wider
+ * planes (resnet's 112x112, at most RLX_POOL_S2_STRIPS strips) row by row across the strips, the input read
+ * in order (max_plane_s2x2_rows). Both return whether a NaN was read (y is then unfinished: the caller redoes
+ * the plane with the reference's step). */
 #define RLX_POOL_S2_STRIPS 8
 AI bool max_plane_s2x2_rows(const float *x, float *y, const rlx_pool_plane *g, const int KH, const int KW) {
   int64_t H = g->H, W = g->W, OW = g->OW, kept = -1;
@@ -223,15 +222,13 @@ AI bool max_plane_s2x2_strips(const float *x, float *y, const rlx_pool_plane *g,
     __m512 keep = _mm512_setzero_ps();
     for (int64_t oy = 0; oy < g->OH; oy++) {
       int64_t iy0 = 2 * oy - g->ph;
-      __m512 m = _mm512_set1_ps(-__builtin_inff());
-      bool any = false;
+      __m512 m = _mm512_set1_ps(-__builtin_inff()); /* vmax_plane's steps: max(row, m) for the rows inside */
 #pragma GCC unroll 3
       for (int a = 0; a < KH; a++) {
         int64_t iy = iy0 + a;
         if (iy < 0 || iy >= H) continue;
         __m512 r = iy == kept ? keep : hrow_s2(x + iy * W, c, W, KW, n == 16, &nan);
-        m = any ? _mm512_max_ps(r, m) : r;
-        any = true;
+        m = _mm512_max_ps(r, m);
         if (KH == 3 && a == 2) keep = r, kept = iy;
       }
       _mm512_mask_storeu_ps(y + oy * OW + ox, lanes, m);
@@ -249,10 +246,11 @@ AI __m512 hrow_s1(const float *row, int64_t c, int64_t W, __mmask16 *nan) {
   return _mm512_max_ps(last, _mm512_max_ps(cols16(row, c + 1, W), first));
 }
 
-/* Max pooling 3x3 at stride 1, undilated, in one pass (googlenet's branch pools over 28x28 and 14x14 planes):
- * down each strip of 16 output columns, each input row maximized across once (hrow_s1) and kept in a
- * register while the three output rows that read it are combined in row order straight into y. The steps
- * and their order are the two passes' with vmaxps. Returns whether a NaN was read (y is then unfinished). */
+/* Max pooling 3x3 at stride 1, undilated, in one pass, over planes the flat run does not take (more than
+ * RLX_POOL_FLAT_MAX elements, or not "same") up to 64 output columns (wider: not measured, the two passes):
+ * down each strip of 16 output columns, each input row maximized across once (hrow_s1) and kept in a register
+ * while the three output rows that read it are combined in row order straight into y. The steps and their
+ * order are the two passes' with vmaxps. Returns whether a NaN was read (y is then unfinished). */
 AI bool max_plane_s1_3x3(const float *x, float *y, const rlx_pool_plane *g) {
   int64_t H = g->H, W = g->W, OW = g->OW;
   __mmask16 nan = 0;
@@ -328,7 +326,7 @@ void rlx_pool_max_plane_avx512(const float *x, float *h, float *y, const rlx_poo
                            : (g->kw == 3 ? max_plane_s2x2_rows(x, y, g, 3, 3) : max_plane_s2x2_rows(x, y, g, 2, 2));
     if (nan)
       hmax_plane(x, h, g, 2, true), vmax_plane(h, y, g, true);
-  } else if (g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->kh == 3 && g->kw == 3 && g->pw <= 2) {
+  } else if (g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 && g->kh == 3 && g->kw == 3 && g->OW <= 64) {
     if (max_plane_s1_3x3(x, y, g)) hmax_plane(x, h, g, 1, true), vmax_plane(h, y, g, true);
   } else if (g->sw == 2 && g->dw == 1 && (g->kw == 2 || g->kw == 3)) {
     if (g->kw == 3 ? hmax_plane_s2(x, h, g, 3) : hmax_plane_s2(x, h, g, 2))

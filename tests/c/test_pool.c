@@ -172,6 +172,7 @@ TEST(max_against_reference) {
       {true, 1, 4, 12, 19, 3, 3, 1, 1, 0, 0, 1, 1, false, false, 0, 4},  /* unpadded: 17 columns */
       {true, 1, 3, 2, 16, 3, 3, 1, 1, 1, 0, 1, 1, false, false, 0, 3},   /* two rows, padded rows only */
       {true, 1, 2, 40, 33, 3, 3, 1, 1, 1, 0, 1, 1, false, false, 0, 0},  /* rows padded, columns not */
+      {true, 1, 2, 20, 70, 3, 3, 1, 1, 1, 1, 1, 1, false, false, 0, 3},  /* 70 columns: the two passes */
   };
   for (size_t i = 0; i < RLX_COUNTOF(s2); i++) each(&s2[i], "stride 2 or 3x3 stride 1, one pass");
 }
